@@ -1,0 +1,67 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "autosave",
+    products: [
+        .executable(name: "autosave", targets: ["autosave"]),
+        .library(name: "AutosaveKit", targets: ["AutosaveKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CInotifyTools",
+            providers: [.apt(["libinotifytools0-dev"])]
+        ),
+        .target(
+            name: "Inotify",
+            dependencies: [
+                "CInotifyTools",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .target(
+            name: "AutosaveKit",
+            dependencies: [
+                "Inotify",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "autosave",
+            dependencies: [
+                "AutosaveKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AutosaveTestKit",
+            dependencies: [
+                "AutosaveKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "InotifyTests", dependencies: ["Inotify", "AutosaveTestKit"]),
+        .testTarget(name: "AutosaveKitTests", dependencies: ["AutosaveKit", "AutosaveTestKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
+    ]
+)
+
+// One place for the language mode and the habits every target shares.
+for target in package.targets where target.type != .system {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .treatAllWarnings(as: .error),
+        ]
+}

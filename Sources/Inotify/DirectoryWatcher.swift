@@ -1,0 +1,196 @@
+import Dispatch
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// Watches one directory tree recursively and reports kernel events with paths relative to it.
+///
+/// Every watcher in the process shares one inotify instance and one dedicated thread, because
+/// libinotifytools keeps process-global state. Only directories are watched; a directory that
+/// appears is watched first and listed second, so nothing created inside it is missed.
+///
+/// ```swift
+/// let watcher = DirectoryWatcher(root: "/srv/project", cookieDirectory: "/srv/project/.autosave/cookies") { _, _ in false }
+/// let scan = try await watcher.start()
+/// for await event in watcher.events { … }
+/// ```
+public final class DirectoryWatcher: Sendable {
+    /// The absolute path of the watched root.
+    public let root: String
+    /// Raw events in kernel order. Finishes after `stop()`.
+    public let events: AsyncStream<WatchEvent>
+
+    let mailbox: Mailbox
+
+    /// Prepares a watcher; nothing is watched until `start()`.
+    ///
+    /// - Parameters:
+    ///   - root: the absolute path of the directory to watch.
+    ///   - cookieDirectory: a private directory (created if missing, mode 0700) where the cookies
+    ///     that wake the watcher thread are created; it is never watched as part of the tree.
+    ///   - isIgnored: decides, per relative path, whether a name is reported and whether a
+    ///     directory is watched at all. Called on the watcher thread; keep it fast.
+    public init(root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, Bool) -> Bool) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
+        self.events = stream
+        self.mailbox = Mailbox(
+            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, continuation: continuation)
+    }
+
+    /// Walks the tree, watching every directory that is not ignored, and returns what it found.
+    ///
+    /// - Throws: `InotifyError.rootUnavailable` when the root is missing or not a directory,
+    ///   `.controlDirectoryFailed` when the cookie directory cannot be made, `.initializationFailed`.
+    ///   Reaching the watch limit is not an error: it is reported as `WatchEvent.watchLimit`.
+    public func start() async throws(InotifyError) -> DirectoryScan {
+        do { try DirectoryListing.requireDirectory(root) } catch { throw .rootUnavailable(path: root, error) }
+        try Self.makeDirectories(mailbox.cookieDirectory)
+        let descriptor = try await WatcherThread.shared.descriptor()
+        let cookieWatch: Int32
+        do { cookieWatch = try descriptor.addCookieWatch(absolutePath: mailbox.cookieDirectory) } catch {
+            throw .controlDirectoryFailed(path: mailbox.cookieDirectory, error)
+        }
+        WatcherThread.shared.register(mailbox, cookieWatch: cookieWatch)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DirectoryScan, InotifyError>, Never>) in
+            send(.start(continuation))
+        }
+        return try result.get()
+    }
+
+    /// Requests a barrier: `WatchEvent.barrier(n)` arrives on `events` after every event that
+    /// happened before this call. Returns `n`.
+    public func requestBarrier() -> UInt64 {
+        let number = mailbox.nextBarrierNumber()
+        send(.barrier(number))
+        return number
+    }
+
+    /// Re-lists the directories that could not be watched (after the watch limit was hit), tries
+    /// to watch them again, and reports a `rescanned` event. Nothing happens when all are watched.
+    public func rescanUnwatched() {
+        send(.rescanUnwatched)
+    }
+
+    /// Removes every watch of this tree and finishes `events`. Safe to call more than once.
+    public func stop() async {
+        guard mailbox.isRegistered else {
+            mailbox.continuation.finish()
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            send(.stop(continuation))
+        }
+    }
+
+    /// Fault injection for tests: the watcher thread stops reading the kernel queue until the
+    /// returned gate is opened, so a test can overflow the queue on purpose.
+    public func _stallReader() -> ReaderStall {
+        let stall = ReaderStall()
+        send(.stall(stall))
+        return stall
+    }
+
+    private func send(_ command: WatcherCommand) {
+        let sequence = mailbox.enqueue(command)
+        // The cookie's creation event orders the command after every earlier event of the instance.
+        let path = mailbox.cookieDirectory + "/c\(sequence)"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    private static func makeDirectories(_ path: String) throws(InotifyError) {
+        var partial = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .controlDirectoryFailed(path: path, Errno(rawValue: errno))
+            }
+        }
+    }
+}
+
+/// A paused watcher thread, for fault-injection tests only.
+public final class ReaderStall: Sendable {
+    let stalled = DispatchSemaphore(value: 0)
+    let released = DispatchSemaphore(value: 0)
+
+    /// Blocks until the watcher thread has actually stopped reading.
+    public func waitUntilStalled() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.stalled.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Lets the watcher thread read again.
+    public func release() { released.signal() }
+}
+
+/// What a caller asks the watcher thread to do for one tree.
+enum WatcherCommand: Sendable {
+    case start(CheckedContinuation<Result<DirectoryScan, InotifyError>, Never>)
+    case barrier(UInt64)
+    case rescanUnwatched
+    case stop(CheckedContinuation<Void, Never>)
+    case stall(ReaderStall)
+}
+
+/// The commands waiting for one tree, shared between callers and the watcher thread.
+final class Mailbox: Sendable {
+    let root: String
+    let cookieDirectory: String
+    let isIgnored: @Sendable (String, Bool) -> Bool
+    let continuation: AsyncStream<WatchEvent>.Continuation
+
+    private struct State {
+        var nextSequence: UInt64 = 1
+        var nextBarrier: UInt64 = 1
+        var pending: [(sequence: UInt64, command: WatcherCommand)] = []
+        var isRegistered = false
+    }
+    private let state = Mutex(State())
+
+    init(
+        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, Bool) -> Bool,
+        continuation: AsyncStream<WatchEvent>.Continuation
+    ) {
+        self.root = root
+        self.cookieDirectory = cookieDirectory
+        self.isIgnored = isIgnored
+        self.continuation = continuation
+    }
+
+    var isRegistered: Bool {
+        get { state.withLock { $0.isRegistered } }
+        set { state.withLock { $0.isRegistered = newValue } }
+    }
+
+    func nextBarrierNumber() -> UInt64 {
+        state.withLock { state in
+            defer { state.nextBarrier += 1 }
+            return state.nextBarrier
+        }
+    }
+
+    /// Queues a command and returns the sequence number its cookie must carry.
+    func enqueue(_ command: WatcherCommand) -> UInt64 {
+        state.withLock { state in
+            let sequence = state.nextSequence
+            state.nextSequence += 1
+            state.pending.append((sequence, command))
+            return sequence
+        }
+    }
+
+    /// Takes the commands whose cookies were created no later than cookie `sequence`.
+    func take(upTo sequence: UInt64) -> [(sequence: UInt64, command: WatcherCommand)] {
+        state.withLock { state in
+            let ready = state.pending.filter { $0.sequence <= sequence }
+            state.pending.removeAll { $0.sequence <= sequence }
+            return ready
+        }
+    }
+}

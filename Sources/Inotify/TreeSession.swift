@@ -1,0 +1,229 @@
+import Glibc
+import SystemPackage
+
+/// One watched tree, on the watcher thread: its directory nodes and the translation of kernel
+/// events into `WatchEvent`s with relative paths.
+final class TreeSession {
+    let mailbox: Mailbox
+    let instance: InotifyInstance
+    let registry: WatchRegistry
+    let tree = DirectoryNode(name: "", parent: nil)
+    /// Directories that could not be watched; they are only rescanned.
+    var unwatched: [ObjectIdentifier: DirectoryNode] = [:]
+    var hasReportedWatchLimit = false
+    /// Directories moved away whose `MOVED_TO` has not been seen yet, by rename cookie.
+    private var pendingMoves: [UInt32: (node: DirectoryNode, path: String)] = [:]
+    /// Ignored names (temp files) that were renamed away, by rename cookie.
+    private var ignoredMoveSources: [UInt32: String] = [:]
+
+    init(mailbox: Mailbox, instance: InotifyInstance, registry: WatchRegistry) {
+        self.mailbox = mailbox
+        self.instance = instance
+        self.registry = registry
+    }
+
+    var root: String { mailbox.root }
+
+    func absolutePath(_ relative: String) -> String {
+        relative.isEmpty ? root : (root == "/" ? "/" + relative : root + "/" + relative)
+    }
+
+    func isIgnored(_ relative: String, isDirectory: Bool) -> Bool {
+        if isDirectory && absolutePath(relative) == mailbox.cookieDirectory { return true }
+        return mailbox.isIgnored(relative, isDirectory)
+    }
+
+    func emit(_ event: WatchEvent) { mailbox.continuation.yield(event) }
+
+    // MARK: - Lifecycle
+
+    func start() -> Result<DirectoryScan, InotifyError> {
+        let scan = scanTree(from: tree, statFiles: false, unseenSince: nil)
+        if tree.wd == nil, let error = rootWatchError {
+            return .failure(error)
+        }
+        return .success(scan)
+    }
+
+    func stop() {
+        finishPendingMoves()
+        for node in tree.subtree { forget(node, removingWatch: true) }
+    }
+
+    /// The instance cannot be read any more: the tree's stream ends.
+    func report(readFailure error: InotifyError) {
+        mailbox.continuation.yield(.failed(error))
+        mailbox.continuation.finish()
+    }
+
+    // MARK: - Events
+
+    func handle(_ event: RawInotifyEvent) {
+        guard let node = nodeByWatch[event.wd] else { return }
+        if !(event.has(IN_MOVED_TO) && pendingMoves[event.cookie] != nil) { finishPendingMoves() }
+        if event.name.isEmpty {
+            handleSelfEvent(event, node: node)
+            return
+        }
+        let parentPath = node.relativePath
+        // A directory detached by a move keeps its watch until the move resolves; stay silent.
+        guard node === tree || isAttached(node) else { return }
+        let path = parentPath.isEmpty ? event.name : parentPath + "/" + event.name
+        if event.isDirectory {
+            handleDirectoryEvent(event, parent: node, path: path)
+        } else {
+            handleFileEvent(event, path: path)
+        }
+    }
+
+    private func handleSelfEvent(_ event: RawInotifyEvent, node: DirectoryNode) {
+        guard event.has(IN_IGNORED) || event.has(IN_DELETE_SELF) else { return }
+        // The kernel dropped this watch (the directory is gone); the parent's event usually
+        // removed the node already.
+        if node === tree {
+            forget(node, removingWatch: false)
+            emit(.directoryRemoved(path: ""))
+        } else if event.has(IN_IGNORED), let wd = node.wd {
+            registry.release(wd)
+            nodeByWatch[wd] = nil
+            node.wd = nil
+        }
+    }
+
+    private func handleDirectoryEvent(_ event: RawInotifyEvent, parent: DirectoryNode, path: String) {
+        if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
+            if event.has(IN_MOVED_TO), let move = pendingMoves.removeValue(forKey: event.cookie) {
+                if isIgnored(path, isDirectory: true) {
+                    dropSubtree(move.node)
+                    emit(.directoryRemoved(path: move.path))
+                    return
+                }
+                if let replaced = parent.children[event.name] { dropSubtree(replaced) }
+                parent.adopt(move.node, as: event.name)
+                emit(.directoryMoved(from: move.path, to: path))
+                return
+            }
+            guard !isIgnored(path, isDirectory: true) else { return }
+            if let stale = parent.children[event.name] { dropSubtree(stale) }
+            let child = DirectoryNode(name: event.name, parent: parent)
+            parent.children[event.name] = child
+            let scan = scanTree(from: child, statFiles: false, unseenSince: nil)
+            emit(.directoryAppeared(path: path, files: scan.files.map(\.path)))
+        } else if event.has(IN_MOVED_FROM) {
+            guard let child = parent.children[event.name] else { return }
+            child.detach()
+            pendingMoves[event.cookie] = (child, path)
+        } else if event.has(IN_DELETE) {
+            guard let child = parent.children[event.name] else { return }
+            dropSubtree(child)
+            emit(.directoryRemoved(path: path))
+        }
+    }
+
+    private func handleFileEvent(_ event: RawInotifyEvent, path: String) {
+        if isIgnored(path, isDirectory: false) {
+            if event.has(IN_MOVED_FROM) {
+                if ignoredMoveSources.count > 64 { ignoredMoveSources.removeAll() }
+                ignoredMoveSources[event.cookie] = path
+            }
+            return
+        }
+        let kind: FileEvent.Kind
+        if event.has(IN_CREATE) {
+            kind = .created
+        } else if event.has(IN_MODIFY) {
+            kind = .modified
+        } else if event.has(IN_CLOSE_WRITE) {
+            kind = .closedAfterWrite
+        } else if event.has(IN_ATTRIB) {
+            kind = .attributesChanged
+        } else if event.has(IN_DELETE) {
+            kind = .deleted
+        } else if event.has(IN_MOVED_FROM) {
+            kind = .movedFrom
+        } else if event.has(IN_MOVED_TO) {
+            kind = .movedTo
+        } else {
+            return
+        }
+        let source = kind == .movedTo ? ignoredMoveSources.removeValue(forKey: event.cookie) : nil
+        let cookie = kind == .movedFrom || kind == .movedTo ? event.cookie : 0
+        emit(.file(FileEvent(path: path, kind: kind, cookie: cookie, renamedFromIgnored: source)))
+    }
+
+    /// Directories moved away whose destination never showed up left the tree: drop them.
+    func finishPendingMoves() {
+        guard !pendingMoves.isEmpty else { return }
+        let moves = pendingMoves.values.sorted { $0.path < $1.path }
+        pendingMoves.removeAll()
+        for move in moves {
+            dropSubtree(move.node)
+            emit(.directoryRemoved(path: move.path))
+        }
+    }
+
+    private func isAttached(_ node: DirectoryNode) -> Bool {
+        var current = node
+        while let parent = current.parent { current = parent }
+        return current === tree
+    }
+
+    // MARK: - Watches
+
+    /// Nodes by their kernel watch, for this tree only.
+    var nodeByWatch: [Int32: DirectoryNode] = [:]
+    /// Why the root could not be watched, when it could not.
+    var rootWatchError: InotifyError?
+
+    /// Watches `node`'s directory; records it as unwatched when the kernel refuses.
+    func watch(_ node: DirectoryNode, path: String) {
+        do {
+            let wd = try instance.addWatch(absolutePath: absolutePath(path))
+            if let old = node.wd, old != wd { forgetWatch(of: node, removingWatch: true) }
+            node.wd = wd
+            nodeByWatch[wd] = node
+            registry.claim(wd, for: self)
+            unwatched[ObjectIdentifier(node)] = nil
+        } catch {
+            unwatched[ObjectIdentifier(node)] = node
+            if error == .noSpace {
+                if node === tree { rootWatchError = .watchLimitReached(path: root, limit: KernelLimits.maxUserWatches ?? 0) }
+                reportWatchLimitOnce()
+            } else if node === tree {
+                rootWatchError = .watchFailed(path: root, error)
+            }
+        }
+    }
+
+    private func reportWatchLimitOnce() {
+        guard !hasReportedWatchLimit else { return }
+        hasReportedWatchLimit = true
+        pendingWatchLimitReport = true
+    }
+
+    /// Set during a scan; the event is emitted once the scan knows how many directories it missed.
+    var pendingWatchLimitReport = false
+    /// When the unwatched directories were last listed (ns since the epoch).
+    var lastUnwatchedScan: Int64?
+
+    func forgetWatch(of node: DirectoryNode, removingWatch: Bool) {
+        guard let wd = node.wd else { return }
+        node.wd = nil
+        // After a missed rename the same watch may already belong to the directory's new node.
+        guard nodeByWatch[wd] === node else { return }
+        if removingWatch { instance.removeWatch(wd) }
+        registry.release(wd)
+        nodeByWatch[wd] = nil
+    }
+
+    func forget(_ node: DirectoryNode, removingWatch: Bool) {
+        forgetWatch(of: node, removingWatch: removingWatch)
+        unwatched[ObjectIdentifier(node)] = nil
+    }
+
+    /// Removes a subtree from the tree along with its watches.
+    func dropSubtree(_ node: DirectoryNode) {
+        for each in node.subtree { forget(each, removingWatch: true) }
+        node.detach()
+    }
+}

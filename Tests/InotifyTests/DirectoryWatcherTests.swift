@@ -1,0 +1,181 @@
+import AutosaveTestKit
+import Foundation
+import Inotify
+import Testing
+
+/// A started watcher on a temp project, its events recorded.
+struct WatchedProject {
+    let directory: TemporaryDirectory
+    let watcher: DirectoryWatcher
+    let events = AsyncRecorder<WatchEvent>()
+    let scan: DirectoryScan
+
+    init(files: [String: String] = [:], ignoring ignored: @escaping @Sendable (String, Bool) -> Bool = { _, _ in false }) async throws {
+        directory = try TemporaryDirectory()
+        for (path, content) in files { try directory.write(path, content) }
+        let cookies = directory.path + "/.state/cookies"
+        watcher = DirectoryWatcher(root: directory.path, cookieDirectory: cookies) { path, isDirectory in
+            path == ".state" || ignored(path, isDirectory)
+        }
+        scan = try await watcher.start()
+        events.record(watcher.events)
+    }
+
+    /// Waits until every event caused before this call has been recorded.
+    func sync() async throws {
+        let number = watcher.requestBarrier()
+        _ = try await events.first(timeout: .seconds(20), "barrier \(number)") { $0 == .barrier(number) }
+    }
+
+    /// File events recorded so far, as "kind path".
+    func fileEvents() async -> [String] {
+        await events.elements.compactMap {
+            guard case .file(let event) = $0 else { return nil }
+            return "\(event.kind) \(event.path)"
+        }
+    }
+}
+
+@Suite struct DirectoryWatcherTests {
+    @Test func firstScanListsFilesAndWatchesOnlyDirectories() async throws {
+        let project = try await WatchedProject(files: [
+            "a.txt": "a", "src/b.txt": "b", "src/deep/c.txt": "c", "build/out.o": "o",
+        ])
+        #expect(Set(project.scan.files.map(\.path)) == ["a.txt", "src/b.txt", "src/deep/c.txt", "build/out.o"])
+        #expect(project.scan.directories == 4)
+        #expect(project.scan.watches == 4)
+        await project.watcher.stop()
+    }
+
+    @Test func ignoredDirectoriesAreNeitherWatchedNorListed() async throws {
+        let project = try await WatchedProject(
+            files: ["build/out.o": "o", "src/b.txt": "b"],
+            ignoring: { path, isDirectory in isDirectory && path == "build" })
+        #expect(project.scan.files.map(\.path) == ["src/b.txt"])
+        #expect(project.scan.watches == 2)
+        try project.directory.write("build/new.o", "n")
+        try project.directory.write("src/b.txt", "bb")
+        try await project.sync()
+        #expect(await project.fileEvents().allSatisfy { $0.hasSuffix("src/b.txt") })
+        #expect(await !project.fileEvents().isEmpty)
+        await project.watcher.stop()
+    }
+
+    @Test func deepDirectoryRenameIsFollowedByEveryPathBelow() async throws {
+        let deep = (1...9).map { "d\($0)" }.joined(separator: "/")
+        let project = try await WatchedProject(files: ["a1/\(deep)/leaf.txt": "x"])
+        try project.directory.rename("a1", "b1")
+        try project.directory.write("b1/\(deep)/leaf.txt", "y")
+        try await project.sync()
+        let events = await project.events.elements
+        #expect(events.contains(.directoryMoved(from: "a1", to: "b1")))
+        #expect(await project.fileEvents().contains("modified b1/\(deep)/leaf.txt"))
+        #expect(await !project.fileEvents().contains { $0.contains("a1/") })
+        await project.watcher.stop()
+    }
+
+    @Test func newDirectoryIsWatchedBeforeItIsListed() async throws {
+        let project = try await WatchedProject()
+        for round in 0..<20 {
+            try project.directory.write("n\(round)/b/c/f.txt", "x")
+        }
+        try await project.sync()
+        let events = await project.events.elements
+        for round in 0..<20 {
+            let path = "n\(round)/b/c/f.txt"
+            let seen = events.contains { event in
+                switch event {
+                case .directoryAppeared(_, let files): files.contains(path)
+                case .file(let file): file.path == path
+                default: false
+                }
+            }
+            #expect(seen, "\(path) was neither listed nor reported")
+        }
+        // Everything below is watched: a later write deep inside is reported.
+        try project.directory.write("n7/b/c/f.txt", "again")
+        try await project.sync()
+        #expect(await project.fileEvents().contains("modified n7/b/c/f.txt"))
+        await project.watcher.stop()
+    }
+
+    @Test func directoryMovedOutIsForgotten() async throws {
+        let outside = try TemporaryDirectory()
+        let project = try await WatchedProject(files: ["gone/sub/f.txt": "x"])
+        try project.directory.rename("gone", outside.path + "/gone")
+        try await project.sync()
+        #expect(await project.events.elements.contains(.directoryRemoved(path: "gone")))
+        let before = await project.events.elements.count
+        try outside.write("gone/sub/f.txt", "changed outside")
+        try await project.sync()
+        let after = await project.events.elements.dropFirst(before)
+        let named = after.filter { if case .barrier = $0 { false } else { true } }
+        #expect(named.isEmpty, "events after the move out: \(named)")
+        await project.watcher.stop()
+    }
+
+    @Test func directoryMovedInIsListedAndWatched() async throws {
+        let outside = try TemporaryDirectory()
+        try outside.write("incoming/x/y.txt", "y")
+        let project = try await WatchedProject()
+        try FileManager.default.moveItem(atPath: outside.url("incoming"), toPath: project.directory.url("incoming"))
+        try await project.sync()
+        #expect(await project.events.elements.contains(.directoryAppeared(path: "incoming", files: ["incoming/x/y.txt"])))
+        try project.directory.write("incoming/x/y.txt", "z")
+        try await project.sync()
+        #expect(await project.fileEvents().contains("modified incoming/x/y.txt"))
+        await project.watcher.stop()
+    }
+
+    @Test func deletedAndRecreatedDirectoryIsWatchedAgain() async throws {
+        let project = try await WatchedProject(files: ["d/f.txt": "x"])
+        try project.directory.remove("d")
+        try project.directory.makeDirectory("d")
+        try await project.sync()
+        try project.directory.write("d/g.txt", "new")
+        try await project.sync()
+        let events = await project.events.elements
+        #expect(events.contains(.directoryRemoved(path: "d")))
+        #expect(await project.fileEvents().contains("created d/g.txt"))
+        await project.watcher.stop()
+    }
+
+    @Test func renameFromAnIgnoredTempNameKeepsItsSource() async throws {
+        let project = try await WatchedProject(files: ["f.txt": "old"], ignoring: { path, _ in path.hasSuffix(".tmp") })
+        try project.directory.write("f.txt.tmp", "new")
+        try project.directory.rename("f.txt.tmp", "f.txt")
+        try await project.sync()
+        let moved = await project.events.elements.compactMap { event -> FileEvent? in
+            if case .file(let file) = event, file.kind == .movedTo { return file }
+            return nil
+        }
+        #expect(moved.map(\.path) == ["f.txt"])
+        #expect(moved.first?.renamedFromIgnored == "f.txt.tmp")
+        #expect(await project.fileEvents().allSatisfy { !$0.contains(".tmp") })
+        await project.watcher.stop()
+    }
+
+    @Test func overflowIsReportedAndFollowedByAFullRescan() async throws {
+        let project = try await WatchedProject(files: ["keep.txt": "k"])
+        let limit = KernelLimits.maxQueuedEvents ?? 16_384
+        let stall = project.watcher._stallReader()
+        await stall.waitUntilStalled()
+        // Each new file queues a CREATE and a CLOSE_WRITE: more than the queue holds.
+        for index in 0..<(limit / 2 + 100) {
+            let fd = open(project.directory.url("f\(index)"), O_WRONLY | O_CREAT, 0o644)
+            close(fd)
+        }
+        stall.release()
+        try await project.sync()
+        let events = await project.events.elements
+        #expect(events.contains(.overflow))
+        let rescan = events.compactMap { event -> DirectoryScan? in
+            if case .rescanned(let scan) = event { return scan }
+            return nil
+        }.first
+        #expect(rescan?.files.count == limit / 2 + 100 + 1)
+        #expect(rescan?.unseenSince != nil)
+        #expect(rescan?.files.allSatisfy { $0.changeTime != nil } == true)
+        await project.watcher.stop()
+    }
+}
