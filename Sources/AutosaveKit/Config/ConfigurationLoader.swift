@@ -1,0 +1,67 @@
+import Foundation
+import SystemPackage
+
+/// The configuration in force for one run, with the root and state dir resolved to absolute paths.
+public struct ResolvedConfiguration: Sendable, Equatable {
+    public var configuration: Configuration
+    /// The absolute, symlink-free root.
+    public var root: String
+    /// The absolute state directory.
+    public var stateDirectory: String
+    /// The file it came from; nil for the built-in defaults.
+    public var file: String?
+
+    /// The state directory relative to the root, when it lies inside it.
+    public var stateDirectoryInsideRoot: String? {
+        stateDirectory.hasPrefix(root + "/") ? String(stateDirectory.dropFirst(root.count + 1)) : nil
+    }
+
+    /// Finds and reads the configuration for a run.
+    ///
+    /// The file is `configFile` when given, else `DIR/autosave.json` (DIR being `directory` or the
+    /// current directory) when it exists, else the built-in defaults. The root is `directory`
+    /// when given, else the file's `root` (relative to the file's folder), else the current
+    /// directory.
+    /// - Throws: `ConfigurationError` for an unreadable or invalid file or a missing root.
+    public static func load(
+        directory: String?, configFile: String?, currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) throws(ConfigurationError) -> ResolvedConfiguration {
+        let base = directory.map { absolute($0, from: currentDirectory) } ?? currentDirectory
+        var file = configFile.map { absolute($0, from: currentDirectory) }
+        if file == nil, FileManager.default.fileExists(atPath: base + "/autosave.json") {
+            file = base + "/autosave.json"
+        }
+        var configuration = Configuration()
+        if let file {
+            let bytes: [UInt8]
+            do { bytes = try FileContents.read(file) } catch { throw .unreadable(file: file, error) }
+            configuration = try Configuration.decode(bytes, file: file)
+        }
+        var root = base
+        if directory == nil, let configured = configuration.root {
+            let folder = file.map { ($0 as NSString).deletingLastPathComponent } ?? currentDirectory
+            root = absolute(configured, from: folder)
+        }
+        guard let real = realpath(root, nil) else { throw .rootUnavailable(path: root, Errno(rawValue: errno)) }
+        root = String(cString: real)
+        free(real)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .rootUnavailable(path: root, .notDirectory)
+        }
+        let state = absolute(configuration.stateDir, from: root)
+        return ResolvedConfiguration(configuration: configuration, root: root, stateDirectory: state, file: file)
+    }
+
+    /// The effective configuration as `autosave config` prints it: every key, root resolved.
+    public var effectiveJSON: String {
+        var shown = configuration
+        shown.root = root
+        return shown.jsonValue.prettyText()
+    }
+
+    private static func absolute(_ path: String, from base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        return (joined as NSString).standardizingPath
+    }
+}

@@ -1,0 +1,251 @@
+/// Parses JSON text strictly (RFC 8259), reporting the line and column of the first error.
+///
+/// Written for the configuration file: Foundation's parser reports only a byte offset and
+/// forgets key order.
+public struct JSONReader {
+    /// Why a text is not valid JSON, and where.
+    public struct SyntaxError: Error, Equatable, Sendable {
+        public var message: String
+        public var position: SourcePosition
+    }
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var line = 1
+    private var lineStart = 0
+    private var depth = 0
+    private static let maximumDepth = 128
+
+    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// - Throws: `SyntaxError` naming what was expected and where.
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+        var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        let value = try reader.parseValue()
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw reader.error("unexpected \(reader.describeCurrent()) after the end of the document") }
+        return value
+    }
+
+    private var position: SourcePosition { SourcePosition(line: line, column: index - lineStart + 1) }
+
+    private func error(_ message: String) -> SyntaxError { SyntaxError(message: message, position: position) }
+
+    private func describeCurrent() -> String {
+        guard index < bytes.count else { return "end of file" }
+        let byte = bytes[index]
+        if byte >= 0x21 && byte < 0x7F { return "`\(Character(Unicode.Scalar(byte)))`" }
+        return "byte 0x" + String(byte, radix: 16)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                index += 1
+                line += 1
+                lineStart = index
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(SyntaxError) -> JSONValue {
+        guard index < bytes.count else { throw error("expected a value, found end of file") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): return try parseLiteral("true", .bool(true))
+        case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
+        case UInt8(ascii: "n"): return try parseLiteral("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("expected a value, found \(describeCurrent())")
+        }
+    }
+
+    private mutating func parseLiteral(_ word: String, _ value: JSONValue) throws(SyntaxError) -> JSONValue {
+        let utf8 = Array(word.utf8)
+        guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+            throw error("expected a value, found \(describeCurrent())")
+        }
+        index += utf8.count
+        return value
+    }
+
+    private mutating func enter() throws(SyntaxError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+    }
+
+    private mutating func parseObject() throws(SyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var members: [JSONMember] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("expected a key in double quotes, found \(describeCurrent())")
+            }
+            let keyPosition = position
+            let key = try parseString()
+            if members.contains(where: { $0.key == key }) {
+                throw SyntaxError(message: "duplicate key `\(key)`", position: keyPosition)
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("expected `:` after key `\(key)`, found \(describeCurrent())")
+            }
+            index += 1
+            skipWhitespace()
+            members.append(JSONMember(key: key, value: try parseValue(), position: keyPosition))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected `,` or `}`, found end of file") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                skipWhitespace()
+                if index < bytes.count && bytes[index] == UInt8(ascii: "}") { throw error("trailing comma before `}`") }
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "}") else { throw error("expected `,` or `}`, found \(describeCurrent())") }
+            index += 1
+            return .object(members)
+        }
+    }
+
+    private mutating func parseArray() throws(SyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected `,` or `]`, found end of file") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                skipWhitespace()
+                if index < bytes.count && bytes[index] == UInt8(ascii: "]") { throw error("trailing comma before `]`") }
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "]") else { throw error("expected `,` or `]`, found \(describeCurrent())") }
+            index += 1
+            return .array(items)
+        }
+    }
+
+    private mutating func parseString() throws(SyntaxError) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flush(_ end: Int) throws(SyntaxError) {
+            guard runStart < end else { return }
+            guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else {
+                throw SyntaxError(message: "invalid UTF-8 in a string", position: position)
+            }
+            scalars.append(contentsOf: text.unicodeScalars)
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                try flush(index)
+                index += 1
+                return String(scalars)
+            }
+            if byte < 0x20 { throw error(byte == 0x0A ? "unterminated string (a newline inside quotes)" : "control character in a string") }
+            if byte == UInt8(ascii: "\\") {
+                try flush(index)
+                index += 1
+                scalars.append(try parseEscape())
+                runStart = index
+                continue
+            }
+            index += 1
+        }
+        throw error("unterminated string, found end of file")
+    }
+
+    private mutating func parseEscape() throws(SyntaxError) -> Unicode.Scalar {
+        guard index < bytes.count else { throw error("unterminated escape, found end of file") }
+        let byte = bytes[index]
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let high = try parseHex4()
+            if (0xD800..<0xDC00).contains(high) {
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw error("unpaired surrogate in \\u escape")
+                }
+                index += 2
+                let low = try parseHex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate in \\u escape") }
+                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
+            }
+            guard let scalar = Unicode.Scalar(high) else { throw error("unpaired surrogate in \\u escape") }
+            return scalar
+        default:
+            index -= 1
+            throw error("invalid escape `\\\(Character(Unicode.Scalar(byte)))`")
+        }
+    }
+
+    private mutating func parseHex4() throws(SyntaxError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error("expected 4 hex digits after \\u") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard let digit = Character(Unicode.Scalar(bytes[index])).hexDigitValue else {
+                throw error("expected 4 hex digits after \\u, found \(describeCurrent())")
+            }
+            value = value * 16 + UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(SyntaxError) -> JSONValue {
+        let start = index
+        func digits() -> Int {
+            let begin = index
+            while index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            return index - begin
+        }
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let integerStart = index
+        guard digits() > 0 else { throw error("expected a digit, found \(describeCurrent())") }
+        if bytes[integerStart] == UInt8(ascii: "0") && index - integerStart > 1 {
+            throw SyntaxError(message: "numbers cannot have leading zeros", position: position)
+        }
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { throw error("expected a digit after `.`, found \(describeCurrent())") }
+        }
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+            guard digits() > 0 else { throw error("expected a digit in the exponent, found \(describeCurrent())") }
+        }
+        return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+    }
+}

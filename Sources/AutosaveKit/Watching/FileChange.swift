@@ -1,0 +1,27 @@
+/// A settled external change: one burst of kernel events on one name, classified.
+public struct FileChange: Sendable, Equatable, CustomStringConvertible {
+    /// What happened to the path, as a user would say it.
+    public enum Kind: String, Sendable {
+        case modified, created, removed, moved
+    }
+
+    public var kind: Kind
+    /// The path relative to the root (for `moved`, the new path).
+    public var path: String
+    /// For `moved`: the old path.
+    public var from: String?
+    /// The change concerns a whole directory (moved or removed with everything in it).
+    public var isDirectory: Bool
+
+    public init(_ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false) {
+        self.kind = kind
+        self.path = path
+        self.from = from
+        self.isDirectory = isDirectory
+    }
+
+    public var description: String {
+        let origin = from.map { "\($0) -> " } ?? ""
+        return "\(kind.rawValue) \(origin)\(path)\(isDirectory ? "/" : "")"
+    }
+}

@@ -1,0 +1,298 @@
+import Glibc
+import Inotify
+import Logging
+
+/// Watches the root and reports each external change once it has settled, classified.
+///
+/// Raw kernel events come from `DirectoryWatcher`; this actor owns what follows: the settle
+/// window (on an injected clock), classification against the files it knows, rescans after an
+/// overflow or the watch limit, and the `external-change` log lines. While nothing changes it
+/// holds no timer at all.
+public actor FileWatcher<C: Clock> where C.Duration == Duration {
+    /// Settled external changes, in the order they settled.
+    public nonisolated let changes: AsyncStream<FileChange>
+    /// Everything the agent watches and ignores is decided by these rules.
+    public nonisolated let rules: IgnoreRules
+
+    private let configuration: ResolvedConfiguration
+    private let clock: C
+    private let logger: Logger
+    private let inotify: DirectoryWatcher
+    private let changesContinuation: AsyncStream<FileChange>.Continuation
+    private let inputs: AsyncStream<Input>
+    private let inputContinuation: AsyncStream<Input>.Continuation
+
+    private var settler: ChangeSettler<C.Instant>
+    private var known = KnownFiles([String]())
+    private var barrierWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>)?
+    private var rescanTimer: Task<Void, Never>?
+    private var isStopped = false
+
+    private enum Input: Sendable {
+        case watch(WatchEvent)
+        case settleDue
+        case rescanDue
+        case finished
+    }
+
+    /// Rescans of unwatched directories run this often when the configuration says 0.
+    static var defaultRescanInterval: Duration { .seconds(30) }
+
+    /// ctime stamps can lag the real change by a clock tick; treat anything this close to the
+    /// last moment the watcher was up to date as possibly unseen.
+    static var changeTimeMargin: Int64 { 20_000_000 }
+
+    public init(configuration: ResolvedConfiguration, clock: C, logger: Logger) {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        let rules = IgnoreRules(
+            patterns: configuration.configuration.watch.ignore, stateDirectory: configuration.stateDirectoryInsideRoot)
+        self.rules = rules
+        self.settler = ChangeSettler(settle: .milliseconds(configuration.configuration.watch.settleMs))
+        self.inotify = DirectoryWatcher(
+            root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
+            isIgnored: { path, isDirectory in rules.isIgnored(path, isDirectory: isDirectory) })
+        (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
+        (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    /// Watches the whole tree and logs `ready` once every watch is in place.
+    ///
+    /// - Throws: `InotifyError` when the root cannot be watched at all.
+    @discardableResult
+    public func start() async throws(InotifyError) -> DirectoryScan {
+        let scan = try await inotify.start()
+        known = KnownFiles(scan.files.map(\.path))
+        logger.info(
+            "ready",
+            metadata: [
+                "root": "\(configuration.root)", "dirs": "\(scan.directories)", "watches": "\(scan.watches)",
+                "files": "\(scan.files.count)", "ms": "\(Self.rounded(scan.milliseconds))",
+            ])
+        let events = inotify.events
+        let continuation = inputContinuation
+        Task {
+            for await event in events { continuation.yield(.watch(event)) }
+            continuation.yield(.finished)
+        }
+        return scan
+    }
+
+    /// Handles events until `stop()`; returns after the last one.
+    public func run() async {
+        for await input in inputs {
+            switch input {
+            case .watch(let event): handle(event)
+            case .settleDue: settleDue()
+            case .rescanDue: inotify.rescanUnwatched()
+            case .finished:
+                finish()
+                return
+            }
+            scheduleSettleTimer()
+        }
+    }
+
+    /// Returns once every kernel event that happened before the call has been taken in.
+    ///
+    /// Changes still inside their settle window are reported when it closes, not before.
+    public func sync() async {
+        guard !isStopped else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            barrierWaiters[inotify.requestBarrier()] = continuation
+        }
+    }
+
+    /// Stops watching; `run()` returns and `changes` finishes.
+    public func stop() async {
+        guard !isStopped else { return }
+        isStopped = true
+        await inotify.stop()
+    }
+
+    /// How many files the watcher currently knows.
+    public var knownFileCount: Int { known.count }
+
+    // MARK: - Events
+
+    private func handle(_ event: WatchEvent) {
+        let now = clock.now
+        switch event {
+        case .file(let file):
+            settler.record(file, at: now)
+        case .directoryAppeared(let path, let files):
+            logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
+            for file in files { settler.touch(file, at: now) }
+        case .directoryMoved(let from, let to):
+            known.moveDirectory(from: from, to: to)
+            settler.moveDirectory(from: from, to: to)
+            emit(FileChange(.moved, to, from: from, isDirectory: true))
+        case .directoryRemoved(let path):
+            let files = known.removeDirectory(path)
+            emit(FileChange(.removed, path, isDirectory: true), extra: ["files": "\(files)"])
+        case .overflow:
+            logger.warning(
+                "overflow",
+                metadata: [
+                    "limit": "\(KernelLimits.maxQueuedEvents ?? 0)",
+                    "error": "the kernel's inotify queue overflowed and events were lost",
+                    "next": "rescanning the whole tree",
+                ])
+        case .rescanned(let scan):
+            applyRescan(scan)
+        case .watchLimit(let limit, let unwatched):
+            let interval = rescanInterval
+            logger.warning(
+                "watch-limit",
+                metadata: [
+                    "limit": "\(limit)", "unwatched": "\(unwatched)",
+                    "sysctl": "sysctl -w fs.inotify.max_user_watches=\(max(limit * 2, 524_288))",
+                    "error": "inotify_add_watch: No space left on device (the per-user watch limit is reached)",
+                    "next": "keeping the \(unwatched) unwatched directories up to date by rescanning every \(interval.components.seconds) s",
+                ])
+            startRescanTimer(every: interval)
+        case .barrier(let number):
+            barrierWaiters.removeValue(forKey: number)?.resume()
+        case .failed(let error):
+            logger.error("watch-failed", metadata: ["error": "\(error)", "next": "stopping: changes are no longer seen"])
+        }
+    }
+
+    private var rescanInterval: Duration {
+        let seconds = configuration.configuration.watch.rescanIntervalS
+        return seconds > 0 ? .seconds(seconds) : Self.defaultRescanInterval
+    }
+
+    private func settleDue() {
+        for due in settler.takeDue(at: clock.now) {
+            if let source = due.movedFrom,
+                known.contains(source), !exists(source), exists(due.path)
+            {
+                known.remove(source)
+                known.insert(due.path)
+                emit(FileChange(.moved, due.path, from: source))
+                continue
+            }
+            if let source = due.movedFrom { classify(source) }
+            classify(due.path)
+        }
+    }
+
+    private func classify(_ path: String) {
+        let existedBefore = known.contains(path)
+        let existsNow = exists(path)
+        switch (existedBefore, existsNow) {
+        case (true, true): emit(FileChange(.modified, path))
+        case (false, true):
+            known.insert(path)
+            emit(FileChange(.created, path))
+        case (true, false):
+            known.remove(path)
+            emit(FileChange(.removed, path))
+        case (false, false): break
+        }
+    }
+
+    private func applyRescan(_ scan: DirectoryScan) {
+        let threshold = scan.unseenSince.map { $0 - Self.changeTimeMargin }
+        var counts: [FileChange.Kind: Int] = [:]
+        var scanned = Set<String>()
+        func report(_ change: FileChange) {
+            counts[change.kind, default: 0] += 1
+            emit(change)
+        }
+        for file in scan.files {
+            scanned.insert(file.path)
+            guard !settler.isPending(file.path) else { continue }
+            if !known.contains(file.path) {
+                known.insert(file.path)
+                report(FileChange(.created, file.path))
+            } else if let threshold, let changed = file.changeTime, changed >= threshold {
+                report(FileChange(.modified, file.path))
+            }
+        }
+        let inScope: [String]
+        if scan.isRecursive {
+            inScope = known.all.filter { path in scan.scope.contains { KnownFiles.isSame(path, orBelow: $0) } }
+        } else {
+            inScope = scan.scope.flatMap { known.files(in: $0) }
+        }
+        for path in inScope.sorted() where !scanned.contains(path) && !settler.isPending(path) {
+            known.remove(path)
+            report(FileChange(.removed, path))
+        }
+        logger.notice(
+            "rescan",
+            metadata: [
+                "scope": "\(scan.isRecursive && scan.scope == [""] ? "all" : scan.scope.joined(separator: ","))",
+                "dirs": "\(scan.directories)", "watches": "\(scan.watches)", "unwatched": "\(scan.unwatched.count)",
+                "files": "\(scan.files.count)", "created": "\(counts[.created, default: 0])",
+                "modified": "\(counts[.modified, default: 0])", "removed": "\(counts[.removed, default: 0])",
+                "ms": "\(Self.rounded(scan.milliseconds))",
+            ])
+        if scan.unwatched.isEmpty {
+            rescanTimer?.cancel()
+            rescanTimer = nil
+        }
+    }
+
+    private func emit(_ change: FileChange, extra: Logger.Metadata = [:]) {
+        var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
+        if let from = change.from { fields["from"] = "\(from)" }
+        if change.isDirectory { fields["directory"] = "true" }
+        fields.merge(extra) { _, new in new }
+        logger.info("external-change", metadata: fields)
+        changesContinuation.yield(change)
+    }
+
+    private func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(configuration.root + "/" + path, &status) == 0
+    }
+
+    // MARK: - Timers
+
+    private func scheduleSettleTimer() {
+        let deadline = settler.nextDeadline
+        if let current = settleTimer, current.deadline == deadline { return }
+        settleTimer?.task.cancel()
+        settleTimer = nil
+        guard let deadline else { return }
+        let clock = self.clock
+        let continuation = inputContinuation
+        settleTimer = (
+            deadline,
+            Task {
+                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                continuation.yield(.settleDue)
+            }
+        )
+    }
+
+    private func startRescanTimer(every interval: Duration) {
+        guard rescanTimer == nil else { return }
+        let clock = self.clock
+        let continuation = inputContinuation
+        rescanTimer = Task {
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                continuation.yield(.rescanDue)
+            }
+        }
+    }
+
+    private func finish() {
+        settleTimer?.task.cancel()
+        settleTimer = nil
+        rescanTimer?.cancel()
+        rescanTimer = nil
+        for waiter in barrierWaiters.values { waiter.resume() }
+        barrierWaiters.removeAll()
+        changesContinuation.finish()
+        inputContinuation.finish()
+    }
+
+    static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
+}

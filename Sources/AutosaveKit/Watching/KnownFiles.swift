@@ -1,0 +1,66 @@
+/// The files the watcher knows to exist, as of the last settled change.
+///
+/// Classification needs it ("did this name exist before the burst?"), and so do rescans. Files
+/// are grouped by directory so a directory move or removal touches one entry per directory.
+struct KnownFiles {
+    private var directories: [String: Set<String>] = [:]
+    private(set) var count = 0
+
+    init<S: Sequence>(_ paths: S) where S.Element == String {
+        for path in paths { insert(path) }
+    }
+
+    func contains(_ path: String) -> Bool {
+        let (directory, name) = Self.split(path)
+        return directories[directory]?.contains(name) ?? false
+    }
+
+    mutating func insert(_ path: String) {
+        let (directory, name) = Self.split(path)
+        if directories[directory, default: []].insert(name).inserted { count += 1 }
+    }
+
+    mutating func remove(_ path: String) {
+        let (directory, name) = Self.split(path)
+        guard directories[directory]?.remove(name) != nil else { return }
+        count -= 1
+        if directories[directory]?.isEmpty == true { directories[directory] = nil }
+    }
+
+    /// The files directly inside `directory` (`""` for the root).
+    func files(in directory: String) -> [String] {
+        (directories[directory] ?? []).map { directory.isEmpty ? $0 : directory + "/" + $0 }
+    }
+
+    /// Every known file.
+    var all: [String] { directories.keys.flatMap { files(in: $0) } }
+
+    /// Forgets everything at or below `directory` and returns how many files that was.
+    @discardableResult
+    mutating func removeDirectory(_ directory: String) -> Int {
+        var removed = 0
+        for key in directories.keys where Self.isSame(key, orBelow: directory) {
+            removed += directories.removeValue(forKey: key)?.count ?? 0
+        }
+        count -= removed
+        return removed
+    }
+
+    /// Moves everything below `from` to below `to`.
+    mutating func moveDirectory(from: String, to: String) {
+        removeDirectory(to)
+        for key in directories.keys where Self.isSame(key, orBelow: from) {
+            let moved = to + key.dropFirst(from.count)
+            directories[moved] = directories.removeValue(forKey: key)
+        }
+    }
+
+    static func isSame(_ path: String, orBelow directory: String) -> Bool {
+        directory.isEmpty || path == directory || (path.hasPrefix(directory) && path.utf8.dropFirst(directory.utf8.count).first == UInt8(ascii: "/"))
+    }
+
+    private static func split(_ path: String) -> (String, String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+    }
+}

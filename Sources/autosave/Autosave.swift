@@ -1,0 +1,38 @@
+import ArgumentParser
+import AutosaveKit
+
+/// The `autosave` command: the agent (`run`) and the commands that inspect it.
+@main
+struct Autosave: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "autosave",
+        abstract: "Keeps a project folder's files safe while people and tools edit them at the same time.",
+        subcommands: [RunCommand.self, ConfigCommand.self]
+    )
+}
+
+extension LogFormat: ExpressibleByArgument {}
+extension LogLevel: ExpressibleByArgument {}
+
+/// Exit codes scripts can rely on.
+enum ExitStatus {
+    /// The command could not run: bad arguments or a bad configuration.
+    static let usage = ExitCode(2)
+    /// The command ran and failed.
+    static let failure = ExitCode(1)
+}
+
+/// Prints `autosave: error: …` on standard error.
+func printError(_ message: String) {
+    AgentLogHandler.standardError("autosave: error: " + message)
+}
+
+/// Loads the configuration or ends the process with exit code 2 and the reason.
+func loadConfiguration(directory: String?, configFile: String?) throws -> ResolvedConfiguration {
+    do {
+        return try ResolvedConfiguration.load(directory: directory, configFile: configFile)
+    } catch {
+        printError(error.description)
+        throw ExitStatus.usage
+    }
+}

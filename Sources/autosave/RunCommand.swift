@@ -1,0 +1,46 @@
+import ArgumentParser
+import AutosaveKit
+import Inotify
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `autosave run`: the agent in the foreground, logging to standard error.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Watch DIR recursively and keep its files safe; logs every external change.",
+        discussion: "SIGINT or SIGTERM stop it cleanly (exit 0)."
+    )
+
+    @Argument(help: "The folder to keep safe (default: the configuration's root, else the current directory).")
+    var directory: String?
+
+    @Option(name: .long, help: "Configuration file (default: DIR/autosave.json when it exists, else built-in defaults).")
+    var config: String?
+
+    @Option(name: .long, help: "Log format: text or json (overrides log.format).")
+    var logFormat: LogFormat?
+
+    @Option(name: .long, help: "Least severe level logged: trace, debug, info, notice, warning or error (overrides log.level).")
+    var logLevel: LogLevel?
+
+    func run() async throws {
+        var resolved = try loadConfiguration(directory: directory, configFile: config)
+        if let logFormat { resolved.configuration.log.format = logFormat }
+        if let logLevel { resolved.configuration.log.level = logLevel }
+        let log = resolved.configuration.log
+        let logger = Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [Agent(configuration: resolved, logger: logger)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        do {
+            try await group.run()
+        } catch let error as InotifyError {
+            logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
+            throw ExitStatus.failure
+        }
+    }
+}
