@@ -52,7 +52,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "InotifyTests", dependencies: ["Inotify", "AutosaveTestKit"]),
-        .testTarget(name: "AutosaveKitTests", dependencies: ["AutosaveKit", "AutosaveTestKit"]),
+        .testTarget(
+            name: "AutosaveKitTests",
+            dependencies: [
+                "AutosaveKit", "AutosaveTestKit", "Inotify",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
     ]
 )

@@ -1,59 +1,77 @@
-/// Records what an async sequence produces so a test can wait for a condition on it.
+import Synchronization
+
+/// Records what a source produces, in order, so a test can wait for a condition on it.
 ///
 /// Waiting is on a condition with a generous timeout, never a bare sleep: the timeout only
-/// decides how long a failing test takes to fail.
-public actor AsyncRecorder<Element: Sendable> {
-    /// Everything recorded so far, in order.
-    public private(set) var elements: [Element] = []
-    private var isFinished = false
-    private var waiters: [(id: Int, check: @Sendable ([Element], Bool) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
-    private var nextWaiter = 0
+/// decides how long a failing test takes to fail. `append` is synchronous, so records from one
+/// thread keep their order.
+public final class AsyncRecorder<Element: Sendable>: Sendable {
+    private struct Waiter {
+        var id: Int
+        var check: @Sendable ([Element], Bool) -> Bool
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var elements: [Element] = []
+        var isFinished = false
+        var waiters: [Waiter] = []
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
+    /// Everything recorded so far, in order.
+    public var elements: [Element] { state.withLock { $0.elements } }
+
+    /// Whether the source has finished.
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
+
     /// Starts consuming `sequence` in a task that lives until it finishes.
-    public nonisolated func record<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+    public func record<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
         Task {
             do {
-                for try await element in sequence { await self.append(element) }
+                for try await element in sequence { self.append(element) }
             } catch {}
-            await self.finish()
+            self.finish()
         }
     }
 
-    /// Appends one element (for sources that are not sequences, such as a log handler).
+    /// Appends one element.
     public func append(_ element: Element) {
-        elements.append(element)
-        resolveWaiters()
+        let ready = state.withLock { state in
+            state.elements.append(element)
+            return Self.takeSatisfied(&state)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
-    func finish() {
-        isFinished = true
-        resolveWaiters()
+    /// Marks the source as finished; waiters whose condition can no longer change give up.
+    public func finish() {
+        let ready = state.withLock { state in
+            state.isFinished = true
+            return Self.takeSatisfied(&state)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Returns once the source has finished (or `timeout` passed).
+    public func waitUntilFinished(timeout: Duration = .seconds(30)) async {
+        _ = try? await wait(timeout: timeout, "finish", check: { _, finished in finished })
     }
 
     /// Waits until `condition` holds for the recorded elements, or `timeout` passes.
     ///
     /// - Returns: the elements at the moment the condition held.
-    /// - Throws: `AsyncRecorderTimeout` with everything recorded, so the failure shows what came.
+    /// - Throws: `AsyncRecorderTimeout` listing everything recorded, so the failure shows what came.
     @discardableResult
     public func wait(
         timeout: Duration = .seconds(10), _ description: String = "condition",
         until condition: @escaping @Sendable ([Element]) -> Bool
     ) async throws -> [Element] {
-        if condition(elements) { return elements }
-        let id = nextWaiter
-        nextWaiter += 1
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            self.expire(id)
-        }
-        let met = await withCheckedContinuation { continuation in
-            waiters.append((id, { elements, _ in condition(elements) }, continuation))
-        }
-        timer.cancel()
-        guard met else { throw AsyncRecorderTimeout(description: description, recorded: elements.map { "\($0)" }) }
-        return elements
+        try await wait(timeout: timeout, description, check: { elements, _ in condition(elements) })
     }
 
     /// Waits for the first element (from index `start` on) that matches, and returns it.
@@ -63,29 +81,54 @@ public actor AsyncRecorder<Element: Sendable> {
         from start: Int = 0, timeout: Duration = .seconds(10), _ description: String = "element",
         where match: @escaping @Sendable (Element) -> Bool
     ) async throws -> Element {
-        if let found = elements.dropFirst(start).first(where: match) { return found }
-        let checked = Checked<Element>(from: max(start, elements.count))
-        try await wait(timeout: timeout, description) { elements in
-            checked.scan(elements, match)
+        let cursor = Cursor<Element>(from: start)
+        let elements = try await wait(timeout: timeout, description, check: { elements, _ in cursor.scan(elements, match) })
+        return elements[cursor.found!]
+    }
+
+    private func wait(
+        timeout: Duration, _ description: String, check: @escaping @Sendable ([Element], Bool) -> Bool
+    ) async throws -> [Element] {
+        let met = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let (id, satisfied) = state.withLock { state -> (Int, Bool) in
+                if check(state.elements, state.isFinished) { return (-1, true) }
+                let id = state.nextWaiter
+                state.nextWaiter += 1
+                state.waiters.append(Waiter(id: id, check: check, continuation: continuation))
+                return (id, false)
+            }
+            if satisfied {
+                continuation.resume(returning: true)
+                return
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.expire(id)
+            }
         }
-        return elements[checked.found!]
+        let elements = self.elements
+        guard met else {
+            throw AsyncRecorderTimeout(description: description, recorded: elements.map { "\($0)" })
+        }
+        return elements
     }
 
     private func expire(_ id: Int) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(returning: false)
+        let expired = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index).continuation
+        }
+        expired?.resume(returning: false)
     }
 
-    private func resolveWaiters() {
-        var remaining: [(id: Int, check: @Sendable ([Element], Bool) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
-        for waiter in waiters {
-            if waiter.check(elements, isFinished) {
-                waiter.continuation.resume(returning: true)
-            } else {
-                remaining.append(waiter)
-            }
+    private static func takeSatisfied(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        state.waiters.removeAll { waiter in
+            guard waiter.check(state.elements, state.isFinished) else { return false }
+            ready.append(waiter.continuation)
+            return true
         }
-        waiters = remaining
+        return ready
     }
 }
 
@@ -94,13 +137,15 @@ public struct AsyncRecorderTimeout: Error, CustomStringConvertible {
     public var description: String
 
     init(description: String, recorded: [String]) {
-        self.description = "timed out waiting for \(description); recorded:\n" + recorded.joined(separator: "\n")
+        let shown = recorded.count > 200 ? Array(recorded.suffix(200)) : recorded
+        self.description = "timed out waiting for \(description); \(recorded.count) recorded, the last:\n"
+            + shown.joined(separator: "\n")
     }
 }
 
 /// Remembers how far a `first(where:)` wait has looked, so no element is checked twice.
-private final class Checked<Element>: @unchecked Sendable {
-    // Only touched from the recorder actor's executor.
+private final class Cursor<Element>: @unchecked Sendable {
+    // Only touched under the recorder's lock.
     var next: Int
     var found: Int?
 

@@ -28,8 +28,8 @@ struct WatchedProject {
     }
 
     /// File events recorded so far, as "kind path".
-    func fileEvents() async -> [String] {
-        await events.elements.compactMap {
+    func fileEvents() -> [String] {
+        events.elements.compactMap {
             guard case .file(let event) = $0 else { return nil }
             return "\(event.kind) \(event.path)"
         }
@@ -56,8 +56,8 @@ struct WatchedProject {
         try project.directory.write("build/new.o", "n")
         try project.directory.write("src/b.txt", "bb")
         try await project.sync()
-        #expect(await project.fileEvents().allSatisfy { $0.hasSuffix("src/b.txt") })
-        #expect(await !project.fileEvents().isEmpty)
+        #expect(project.fileEvents().allSatisfy { $0.hasSuffix("src/b.txt") })
+        #expect(!project.fileEvents().isEmpty)
         await project.watcher.stop()
     }
 
@@ -67,10 +67,10 @@ struct WatchedProject {
         try project.directory.rename("a1", "b1")
         try project.directory.write("b1/\(deep)/leaf.txt", "y")
         try await project.sync()
-        let events = await project.events.elements
+        let events = project.events.elements
         #expect(events.contains(.directoryMoved(from: "a1", to: "b1")))
-        #expect(await project.fileEvents().contains("modified b1/\(deep)/leaf.txt"))
-        #expect(await !project.fileEvents().contains { $0.contains("a1/") })
+        #expect(project.fileEvents().contains("modified b1/\(deep)/leaf.txt"))
+        #expect(!project.fileEvents().contains { $0.contains("a1/") })
         await project.watcher.stop()
     }
 
@@ -80,7 +80,7 @@ struct WatchedProject {
             try project.directory.write("n\(round)/b/c/f.txt", "x")
         }
         try await project.sync()
-        let events = await project.events.elements
+        let events = project.events.elements
         for round in 0..<20 {
             let path = "n\(round)/b/c/f.txt"
             let seen = events.contains { event in
@@ -95,7 +95,7 @@ struct WatchedProject {
         // Everything below is watched: a later write deep inside is reported.
         try project.directory.write("n7/b/c/f.txt", "again")
         try await project.sync()
-        #expect(await project.fileEvents().contains("modified n7/b/c/f.txt"))
+        #expect(project.fileEvents().contains("modified n7/b/c/f.txt"))
         await project.watcher.stop()
     }
 
@@ -104,11 +104,11 @@ struct WatchedProject {
         let project = try await WatchedProject(files: ["gone/sub/f.txt": "x"])
         try project.directory.rename("gone", outside.path + "/gone")
         try await project.sync()
-        #expect(await project.events.elements.contains(.directoryRemoved(path: "gone")))
-        let before = await project.events.elements.count
+        #expect(project.events.elements.contains(.directoryRemoved(path: "gone")))
+        let before = project.events.elements.count
         try outside.write("gone/sub/f.txt", "changed outside")
         try await project.sync()
-        let after = await project.events.elements.dropFirst(before)
+        let after = project.events.elements.dropFirst(before)
         let named = after.filter { if case .barrier = $0 { false } else { true } }
         #expect(named.isEmpty, "events after the move out: \(named)")
         await project.watcher.stop()
@@ -120,10 +120,10 @@ struct WatchedProject {
         let project = try await WatchedProject()
         try FileManager.default.moveItem(atPath: outside.url("incoming"), toPath: project.directory.url("incoming"))
         try await project.sync()
-        #expect(await project.events.elements.contains(.directoryAppeared(path: "incoming", files: ["incoming/x/y.txt"])))
+        #expect(project.events.elements.contains(.directoryAppeared(path: "incoming", files: ["incoming/x/y.txt"])))
         try project.directory.write("incoming/x/y.txt", "z")
         try await project.sync()
-        #expect(await project.fileEvents().contains("modified incoming/x/y.txt"))
+        #expect(project.fileEvents().contains("modified incoming/x/y.txt"))
         await project.watcher.stop()
     }
 
@@ -134,9 +134,9 @@ struct WatchedProject {
         try await project.sync()
         try project.directory.write("d/g.txt", "new")
         try await project.sync()
-        let events = await project.events.elements
+        let events = project.events.elements
         #expect(events.contains(.directoryRemoved(path: "d")))
-        #expect(await project.fileEvents().contains("created d/g.txt"))
+        #expect(project.fileEvents().contains("created d/g.txt"))
         await project.watcher.stop()
     }
 
@@ -145,13 +145,13 @@ struct WatchedProject {
         try project.directory.write("f.txt.tmp", "new")
         try project.directory.rename("f.txt.tmp", "f.txt")
         try await project.sync()
-        let moved = await project.events.elements.compactMap { event -> FileEvent? in
+        let moved = project.events.elements.compactMap { event -> FileEvent? in
             if case .file(let file) = event, file.kind == .movedTo { return file }
             return nil
         }
         #expect(moved.map(\.path) == ["f.txt"])
         #expect(moved.first?.renamedFromIgnored == "f.txt.tmp")
-        #expect(await project.fileEvents().allSatisfy { !$0.contains(".tmp") })
+        #expect(project.fileEvents().allSatisfy { !$0.contains(".tmp") })
         await project.watcher.stop()
     }
 
@@ -167,7 +167,7 @@ struct WatchedProject {
         }
         stall.release()
         try await project.sync()
-        let events = await project.events.elements
+        let events = project.events.elements
         #expect(events.contains(.overflow))
         let rescan = events.compactMap { event -> DirectoryScan? in
             if case .rescanned(let scan) = event { return scan }

@@ -7,7 +7,7 @@ public struct IgnoreRules: Sendable {
     /// Editor and tool droppings: vim swap and backup files, vim's write test `4913`, emacs locks
     /// and autosaves, `sed -i` temps, GLib's and macOS's temp names.
     public static let editorDroppings = [
-        "*.swp", "*.swx", "*~", "4913", ".#*", "#*#", "sed??????", ".goutputstream-*", ".dat.nosync*",
+        "*.swp", "*.swx", "*~", "4913", ".#*", "\\#*#", "sed??????", ".goutputstream-*", ".dat.nosync*",
     ]
 
     /// The agent's own temp files: `.<name>.autosave-<random>.tmp`, beside the file they replace.

@@ -1,0 +1,34 @@
+# autosave — the commands a person needs. Each installs what it needs first.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := libinotifytools0-dev
+
+.PHONY: deps build run test config clean
+
+# The system library the watcher links (libinotifytools); apt-get when it is missing.
+deps:
+	@if [ ! -f /usr/include/inotifytools/inotifytools.h ]; then \
+		echo "make: installing $(APT_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# The agent on the demo project, with the built-in defaults. Ctrl-C stops it.
+run: build
+	$(SWIFT) build --product autosave
+	./.build/debug/autosave run examples/demo
+
+# The whole suite: unit tests on real temp directories and end-to-end tests of the binary.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+config: build
+	./.build/debug/autosave config examples/demo
+
+clean:
+	rm -rf .build
