@@ -11,6 +11,13 @@ public struct ResolvedConfiguration: Sendable, Equatable {
     /// The file it came from; nil for the built-in defaults.
     public var file: String?
 
+    public init(configuration: Configuration, root: String, stateDirectory: String, file: String?) {
+        self.configuration = configuration
+        self.root = root
+        self.stateDirectory = stateDirectory
+        self.file = file
+    }
+
     /// The state directory relative to the root, when it lies inside it.
     public var stateDirectoryInsideRoot: String? {
         stateDirectory.hasPrefix(root + "/") ? String(stateDirectory.dropFirst(root.count + 1)) : nil

@@ -1,5 +1,5 @@
 /// A settled external change: one burst of kernel events on one name, classified.
-public struct FileChange: Sendable, Equatable, CustomStringConvertible {
+public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// What happened to the path, as a user would say it.
     public enum Kind: String, Sendable {
         case modified, created, removed, moved

@@ -25,6 +25,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var settler: ChangeSettler<C.Instant>
     private var known = KnownFiles([String]())
     private var barrierWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var settledWaiters: [CheckedContinuation<Void, Never>] = []
     private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>)?
     private var rescanTimer: Task<Void, Never>?
     private var isStopped = false
@@ -112,6 +113,18 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         await inotify.stop()
     }
 
+    /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
+    public nonisolated func _stallReader() -> ReaderStall { inotify._stallReader() }
+
+    /// Returns once no settle window is open: every change seen so far has been reported.
+    ///
+    /// With a real clock that is at most `watch.settleMs` after the last event; tests that drive
+    /// a manual clock advance it first.
+    public func waitUntilSettled() async {
+        guard !settler.pending.isEmpty, !isStopped else { return }
+        await withCheckedContinuation { settledWaiters.append($0) }
+    }
+
     /// How many files the watcher currently knows.
     public var knownFileCount: Int { known.count }
 
@@ -178,6 +191,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             if let source = due.movedFrom { classify(source) }
             classify(due.path)
         }
+        if settler.pending.isEmpty { resumeSettledWaiters() }
+    }
+
+    private func resumeSettledWaiters() {
+        let waiters = settledWaiters
+        settledWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     private func classify(_ path: String) {
@@ -255,7 +275,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     // MARK: - Timers
 
     private func scheduleSettleTimer() {
-        let deadline = settler.nextDeadline
+        let deadline = settler.nextDeadline()
         if let current = settleTimer, current.deadline == deadline { return }
         settleTimer?.task.cancel()
         settleTimer = nil
@@ -290,6 +310,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         rescanTimer = nil
         for waiter in barrierWaiters.values { waiter.resume() }
         barrierWaiters.removeAll()
+        resumeSettledWaiters()
         changesContinuation.finish()
         inputContinuation.finish()
     }

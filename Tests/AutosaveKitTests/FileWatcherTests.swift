@@ -1,0 +1,245 @@
+import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Inotify
+import Logging
+import Testing
+
+/// A FileWatcher on a real temp project, driven by a manual clock.
+final class WatcherHarness: Sendable {
+    let project: TemporaryDirectory
+    let clock = ManualClock()
+    let logs = AsyncRecorder<CapturedLog>()
+    let changes = AsyncRecorder<FileChange>()
+    let watcher: FileWatcher<ManualClock>
+    let settle: Duration
+    let runTask: Task<Void, Never>
+
+    init(files: [String: String] = [:], configure: (inout Configuration) -> Void = { _ in }) async throws {
+        project = try TemporaryDirectory()
+        for (path, content) in files { try project.write(path, content) }
+        var configuration = Configuration()
+        configure(&configuration)
+        settle = .milliseconds(configuration.watch.settleMs)
+        let resolved = ResolvedConfiguration(
+            configuration: configuration, root: project.path, stateDirectory: project.path + "/.autosave", file: nil)
+        watcher = FileWatcher(configuration: resolved, clock: clock, logger: LogCapture.logger(logs))
+        try await watcher.start()
+        changes.record(watcher.changes)
+        let watcher = self.watcher
+        runTask = Task { await watcher.run() }
+    }
+
+    /// Lets every event so far in, closes every settle window, and returns the changes that came.
+    @discardableResult
+    func settleAll() async throws -> [FileChange] {
+        let before = changes.elements.count
+        await watcher.sync()
+        clock.advance(by: settle)
+        await watcher.waitUntilSettled()
+        // Changes reach the recorder through a stream; a barrier does not cover that hop.
+        let reported = try await logs.wait(timeout: .seconds(20), "logged changes") { _ in true }
+            .filter { $0.event == "external-change" }.count
+        try await changes.wait(timeout: .seconds(20), "recorded changes") { $0.count >= reported }
+        return Array(changes.elements.dropFirst(before))
+    }
+
+    func path(_ relative: String) -> String { project.url(relative) }
+
+    /// Waits, on barriers, until the wall clock is well past `relative`'s ctime.
+    func waitUntilOlderThanTheRescanMargin(_ relative: String) async throws {
+        var status = stat()
+        lstat(path(relative), &status)
+        let changed = Double(status.st_ctim.tv_sec) + Double(status.st_ctim.tv_nsec) / 1e9
+        var rounds = 0
+        while Date().timeIntervalSince1970 < changed + 0.1 && rounds < 10_000 {
+            try project.write(".marker", "tick")
+            await watcher.sync()
+            rounds += 1
+        }
+        try project.remove(".marker")
+        try await settleAll()
+    }
+
+    func stop() async {
+        await watcher.stop()
+        await runTask.value
+    }
+}
+
+/// Runs a program to completion (a real tool, as a user would).
+func runTool(_ executable: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(executable) \(arguments) failed")
+}
+
+@Suite struct FileWatcherTests {
+    @Test func readyIsLoggedOnceWithTheTreeSize() async throws {
+        let harness = try await WatcherHarness(files: ["a.txt": "a", "src/b.txt": "b", ".git/HEAD": "ref"])
+        let ready = harness.logs.elements.filter { $0.event == "ready" }
+        #expect(ready.count == 1)
+        #expect(ready.first?.fields["dirs"] == "2")
+        #expect(ready.first?.fields["watches"] == "2")
+        #expect(ready.first?.fields["files"] == "2")
+        #expect(ready.first?.fields["root"] == harness.project.path)
+        await harness.stop()
+    }
+
+    @Test func aShellRedirectIsOneModification() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old\n"])
+        let handle = try #require(FileHandle(forWritingAtPath: harness.path("f.txt")))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("new\n".utf8))
+        try handle.close()
+        #expect(try await harness.settleAll() == [FileChange(.modified, "f.txt")])
+        await harness.stop()
+    }
+
+    @Test func tempFileAndRenameIsOneModification() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old\n"])
+        try harness.project.write("f.txt.tmp.81723", "new\n")
+        try harness.project.rename("f.txt.tmp.81723", "f.txt")
+        #expect(try await harness.settleAll() == [FileChange(.modified, "f.txt")])
+        await harness.stop()
+    }
+
+    @Test func sedInPlaceIsOneModification() async throws {
+        let harness = try await WatcherHarness(files: ["notes.txt": "first line\nsecond line\n"])
+        try runTool("/bin/sed", ["-i", "s/first/1st/", harness.path("notes.txt")])
+        #expect(try await harness.settleAll() == [FileChange(.modified, "notes.txt")])
+        #expect(try harness.project.read("notes.txt") == "1st line\nsecond line\n")
+        let lines = harness.logs.elements.filter { $0.event == "external-change" }
+        #expect(lines.map { $0.fields["path"] } == ["notes.txt"])
+        #expect(lines.map { $0.fields["kind"] } == ["modified"])
+        await harness.stop()
+    }
+
+    @Test func vimsRenameDanceIsOneModification() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old\n"])
+        // vim (backupcopy=auto, writebackup): probe with 4913, back up by rename, write anew, drop the backup.
+        try harness.project.write("4913", "")
+        try harness.project.remove("4913")
+        try harness.project.rename("f.txt", "f.txt~")
+        try harness.project.write("f.txt", "new\n")
+        chmod(harness.path("f.txt"), 0o644)
+        try harness.project.remove("f.txt~")
+        #expect(try await harness.settleAll() == [FileChange(.modified, "f.txt")])
+        await harness.stop()
+    }
+
+    @Test func creationRemovalAndRenameAreClassified() async throws {
+        let harness = try await WatcherHarness(files: ["gone.txt": "x", "old.txt": "y"])
+        try harness.project.write("new.txt", "n")
+        try harness.project.remove("gone.txt")
+        try harness.project.rename("old.txt", "renamed.txt")
+        let changes = try await harness.settleAll()
+        #expect(Set(changes) == [
+            FileChange(.created, "new.txt"), FileChange(.removed, "gone.txt"),
+            FileChange(.moved, "renamed.txt", from: "old.txt"),
+        ])
+        await harness.stop()
+    }
+
+    @Test func aRenameOverAnExistingFileIsAMove() async throws {
+        let harness = try await WatcherHarness(files: ["draft.txt": "new", "final.txt": "old"])
+        try harness.project.rename("draft.txt", "final.txt")
+        #expect(try await harness.settleAll() == [FileChange(.moved, "final.txt", from: "draft.txt")])
+        await harness.stop()
+    }
+
+    @Test func removedAndRecreatedAfterTheWindowIsTwoChanges() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "x"])
+        try harness.project.remove("f.txt")
+        #expect(try await harness.settleAll() == [FileChange(.removed, "f.txt")])
+        try harness.project.write("f.txt", "again")
+        #expect(try await harness.settleAll() == [FileChange(.created, "f.txt")])
+        await harness.stop()
+    }
+
+    @Test func nothingIsReportedBeforeTheWindowCloses() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "x"])
+        try harness.project.write("f.txt", "y")
+        await harness.watcher.sync()
+        harness.clock.advance(by: .milliseconds(49))
+        await harness.watcher.sync()
+        #expect(harness.changes.elements.isEmpty)
+        harness.clock.advance(by: .milliseconds(1))
+        _ = try await harness.changes.first(timeout: .seconds(20), "the modification") { $0 == FileChange(.modified, "f.txt") }
+        await harness.stop()
+    }
+
+    @Test func ignoredNamesAreNeverReported() async throws {
+        let harness = try await WatcherHarness(files: ["keep.txt": "k"]) { $0.watch.ignore = ["*.log", "build/"] }
+        try harness.project.write("debug.log", "x")
+        try harness.project.write("build/out.o", "x")
+        try harness.project.write(".keep.txt.swp", "x")
+        try harness.project.write(".git/index", "x")
+        try harness.project.write("keep.txt", "k2")
+        #expect(try await harness.settleAll() == [FileChange(.modified, "keep.txt")])
+        await harness.stop()
+    }
+
+    @Test func aDeepDirectoryRenameNamesTheNewPath() async throws {
+        let deep = (1...9).map { "level\($0)" }.joined(separator: "/")
+        let harness = try await WatcherHarness(files: ["top/\(deep)/leaf.txt": "x"])
+        try harness.project.rename("top", "moved")
+        #expect(try await harness.settleAll() == [FileChange(.moved, "moved", from: "top", isDirectory: true)])
+        try runTool("/usr/bin/touch", [harness.path("moved/\(deep)/leaf.txt")])
+        #expect(try await harness.settleAll() == [FileChange(.modified, "moved/\(deep)/leaf.txt")])
+        await harness.stop()
+    }
+
+    @Test func filesInANewDirectoryAreReportedOnce() async throws {
+        let harness = try await WatcherHarness()
+        try harness.project.write("a/b/c/f.txt", "x")
+        try harness.project.write("a/b/g.txt", "y")
+        #expect(Set(try await harness.settleAll()) == [FileChange(.created, "a/b/c/f.txt"), FileChange(.created, "a/b/g.txt")])
+        await harness.stop()
+    }
+
+    @Test func aDirectoryMovedOutIsRemovedAndSilent() async throws {
+        let outside = try TemporaryDirectory()
+        let harness = try await WatcherHarness(files: ["d/f.txt": "x", "d/e/g.txt": "y"])
+        try harness.project.rename("d", outside.path + "/d")
+        let removed = try await harness.settleAll()
+        #expect(removed == [FileChange(.removed, "d", isDirectory: true)])
+        #expect(harness.logs.elements.last { $0.event == "external-change" }?.fields["files"] == "2")
+        try outside.write("d/f.txt", "changed")
+        #expect(try await harness.settleAll().isEmpty)
+        await harness.stop()
+    }
+
+    @Test func anOverflowIsFollowedByARescanThatFindsWhatChanged() async throws {
+        let harness = try await WatcherHarness(files: ["edited.txt": "old", "deleted.txt": "x", "same.txt": "s"])
+        let limit = KernelLimits.maxQueuedEvents ?? 16_384
+        // Rescans treat a file whose ctime is within a clock tick of the last drained queue as
+        // possibly changed; let the untouched file age past that margin, proven by the watcher.
+        try await harness.waitUntilOlderThanTheRescanMargin("same.txt")
+        let stall = harness.watcher._stallReader()
+        await stall.waitUntilStalled()
+        try harness.project.write("edited.txt", "new")
+        try harness.project.remove("deleted.txt")
+        for index in 0..<(limit / 2 + 10) {
+            close(open(harness.path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        }
+        stall.release()
+        let rescan = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        #expect(harness.logs.elements.contains { $0.event == "overflow" && $0.level == .warning })
+        #expect(rescan.fields["scope"] == "all")
+        // What the queue held settles as usual; the rescan reports only what the overflow lost.
+        #expect(Int(rescan.fields["created"] ?? "") ?? 0 > 0)
+        try await harness.settleAll()
+        let changes = harness.changes.elements.filter { $0.path != ".marker" }
+        let created = changes.filter { $0.kind == .created }.map(\.path)
+        #expect(created.count == limit / 2 + 10)
+        #expect(Set(created).count == created.count, "a file was reported twice")
+        #expect(changes.filter { $0.path == "edited.txt" } == [FileChange(.modified, "edited.txt")])
+        #expect(changes.filter { $0.path == "deleted.txt" } == [FileChange(.removed, "deleted.txt")])
+        #expect(!changes.contains { $0.path == "same.txt" })
+        await harness.stop()
+    }
+}
