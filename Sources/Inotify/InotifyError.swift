@@ -29,7 +29,7 @@ public enum InotifyError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot watch directory \(path): \(errno.description); its changes are found by rescans only"
         case .watchLimitReached(let path, let limit):
             "cannot watch directory \(path): the inotify watch limit (\(limit)) is reached; "
-                + "raise it with `sysctl -w fs.inotify.max_user_watches=\(max(limit * 2, 524_288))`"
+                + "raise it with `\(KernelLimits.raiseWatchLimitCommand(to: max(limit * 2, 524_288)))`"
         case .listFailed(let path, let errno):
             "cannot list directory \(path): \(errno.description); it is skipped"
         case .readFailed(let errno):

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AutosaveKit
+import Foundation
 
 /// The `autosave` command: the agent (`run`) and the commands that inspect it.
 @main
@@ -9,6 +10,24 @@ struct Autosave: AsyncParsableCommand {
         abstract: "Keeps a project folder's files safe while people and tools edit them at the same time.",
         subcommands: [RunCommand.self, ConfigCommand.self]
     )
+
+    /// Runs the command line; usage errors exit with 2 (not ArgumentParser's 64), like bad configuration.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                AgentLogHandler.standardError(fullMessage(for: error))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 extension LogFormat: ExpressibleByArgument {}

@@ -161,7 +161,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 "watch-limit",
                 metadata: [
                     "limit": "\(limit)", "unwatched": "\(unwatched)",
-                    "sysctl": "sysctl -w fs.inotify.max_user_watches=\(max(limit * 2, 524_288))",
+                    "sysctl": "\(KernelLimits.raiseWatchLimitCommand(to: max(limit * 2, 524_288)))",
                     "error": "inotify_add_watch: No space left on device (the per-user watch limit is reached)",
                     "next": "keeping the \(unwatched) unwatched directories up to date by rescanning every \(interval.components.seconds) s",
                 ])

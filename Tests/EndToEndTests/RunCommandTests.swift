@@ -1,0 +1,103 @@
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// `autosave run` as a user runs it: the built binary on a real folder.
+@Suite struct RunCommandTests {
+    /// Starts the agent on `project` and waits for its `ready` line.
+    func startAgent(_ project: TemporaryDirectory, _ extra: [String] = []) async throws -> AgentProcess {
+        let agent = try AgentProcess(["run", project.path] + extra)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") || $0.contains("\"event\":\"ready\"") }
+        return agent
+    }
+
+    /// Writes a marker file and waits for its change: every earlier change has been logged by then.
+    func flush(_ agent: AgentProcess, _ project: TemporaryDirectory, _ name: String = "marker.txt") async throws {
+        try project.write(name, UUID().uuidString)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "\(name) change") {
+            $0.contains("external-change") && $0.contains("path=\(name)")
+        }
+    }
+
+    @Test func sedInPlaceIsLoggedOnceAsAModification() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("docs/notes.txt", "first line\nsecond line\n")
+        try project.write("src/main.c", "int main(void) { return 0; }\n")
+        let agent = try await startAgent(project)
+        let ready = agent.stderrLines.elements.first { $0.contains(" ready ") }!
+        #expect(ready.contains("root=\(project.path)"))
+        #expect(ready.contains("dirs=3"))
+        #expect(ready.contains("watches=3"))
+        #expect(ready.range(of: #"ms=[0-9.]+"#, options: .regularExpression) != nil)
+
+        try runTool("/bin/sed", ["-i", "s/first/1st/", project.url("docs/notes.txt")])
+        try await flush(agent, project)
+        let changes = agent.stderrLines.elements.filter { $0.contains("path=docs/notes.txt") }
+        #expect(changes.count == 1)
+        #expect(changes.first?.hasSuffix("info external-change path=docs/notes.txt kind=modified") == true)
+
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+        #expect(agent.stderrLines.elements.last?.contains(" info shutdown ") == true)
+    }
+
+    @Test func sigintStopsItCleanlyAndQuickly() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "a")
+        let agent = try await startAgent(project)
+        let started = ContinuousClock.now
+        agent.signal(SIGINT)
+        #expect(await agent.exitStatus() == 0)
+        let elapsed = ContinuousClock.now - started
+        // The target is 200 ms; the bound here only catches a hang, since CI machines are noisy.
+        print("SIGINT to exit: \(elapsed)")
+        #expect(elapsed < .seconds(5))
+        #expect(agent.stderrLines.elements.contains { $0.contains(" shutdown ") })
+    }
+
+    @Test func jsonLogsAreOneObjectPerLine() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await startAgent(project, ["--log-format", "json"])
+        try project.write("new.txt", "x")
+        let line = try await agent.stderrLines.first(timeout: .seconds(30), "created") { $0.contains("new.txt") }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "external-change")
+        #expect(object["level"] as? String == "info")
+        #expect(object["path"] as? String == "new.txt")
+        #expect(object["kind"] as? String == "created")
+        #expect((object["ts"] as? String)?.hasSuffix("Z") == true)
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+        for line in agent.stderrLines.elements {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: \(line)")
+        }
+    }
+
+    @Test func theConfigurationFileInTheFolderIsUsed() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("autosave.json", #"{"watch": {"ignore": ["*.log"]}, "log": {"level": "warning"}}"#)
+        let agent = try AgentProcess(["run", project.path, "--log-level", "info"])
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
+        try project.write("debug.log", "ignored")
+        try await flush(agent, project)
+        #expect(!agent.stderrLines.elements.contains { $0.contains("debug.log") })
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test func aMissingFolderIsAUsageError() async throws {
+        let result = try await AgentProcess.run(["run", "/nonexistent/autosave-e2e"])
+        #expect(result.status == 2)
+        #expect(result.stderr == "autosave: error: cannot keep /nonexistent/autosave-e2e safe: No such file or directory; the agent was not started")
+    }
+}
+
+/// Runs a program to completion.
+func runTool(_ executable: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(executable) \(arguments) failed")
+}

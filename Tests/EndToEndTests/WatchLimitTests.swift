@@ -1,0 +1,56 @@
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// Whether this machine lets an unprivileged user namespace lower its own inotify limits.
+private let userNamespacesAvailable: Bool = {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    process.arguments = ["-U", "-r", "sh", "-c", "echo 100 > /proc/sys/user/max_inotify_watches"]
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}()
+
+/// The watch limit, hit for real: the agent in a user namespace whose `max_inotify_watches` is 4.
+@Suite struct WatchLimitTests {
+    @Test(
+        .enabled(if: userNamespacesAvailable, "skipped: `unshare -U -r` cannot lower max_inotify_watches on this machine"))
+    func unwatchedDirectoriesAreRescannedAndTheLimitIsLoggedOnce() async throws {
+        let project = try TemporaryDirectory()
+        let folders = ["a", "b", "c", "d", "e"]
+        for folder in folders { try project.write("\(folder)/old.txt", "x") }
+        try project.write("autosave.json", #"{"watch": {"rescanIntervalS": 1}}"#)
+        let agent = try AgentProcess(
+            [
+                "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run \"$1\"",
+                AgentProcess.binary, project.path,
+            ], executable: "/usr/bin/unshare")
+        let ready = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
+        #expect(ready.contains("dirs=6"))
+        #expect(ready.contains("watches=3"), "the cookie directory takes the fourth watch")
+        let limit = try await agent.stderrLines.first(timeout: .seconds(30), "watch-limit") { $0.contains(" watch-limit ") }
+        #expect(limit.contains(" warning watch-limit "))
+        #expect(limit.contains("limit=4"))
+        #expect(limit.contains("unwatched=3"))
+        #expect(limit.contains("sysctl=\"sysctl -w user.max_inotify_watches=524288\""))
+        #expect(limit.contains("next="))
+
+        for folder in folders { try project.write("\(folder)/new.txt", "y") }
+        for folder in folders {
+            _ = try await agent.stderrLines.first(timeout: .seconds(30), "\(folder)/new.txt") {
+                $0.contains("external-change path=\(folder)/new.txt kind=created")
+            }
+        }
+        let rescan = try await agent.stderrLines.first(timeout: .seconds(30), "a rescan that found files") {
+            $0.contains(" rescan ") && !$0.contains("created=0")
+        }
+        #expect(rescan.contains("unwatched=3"))
+        #expect(agent.stderrLines.elements.filter { $0.contains("watch-limit") }.count == 1)
+        #expect(!agent.stderrLines.elements.contains { $0.contains("path=a/old.txt") }, "nothing unchanged is reported")
+
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+}
