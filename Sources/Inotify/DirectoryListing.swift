@@ -50,6 +50,13 @@ enum DirectoryListing {
         guard (status.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
     }
 
+    /// A monotonic clock in milliseconds, for how long a scan took.
+    static func monotonicMilliseconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) * 1000 + Double(now.tv_nsec) / 1_000_000
+    }
+
     /// The wall clock in ns since the epoch, the unit of `st_ctim`.
     static func wallClockNanoseconds() -> Int64 {
         var now = timespec()

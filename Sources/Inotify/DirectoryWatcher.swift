@@ -28,9 +28,13 @@ public final class DirectoryWatcher: Sendable {
     ///   - root: the absolute path of the directory to watch.
     ///   - cookieDirectory: a private directory (created if missing, mode 0700) where the cookies
     ///     that wake the watcher thread are created; it is never watched as part of the tree.
-    ///   - isIgnored: decides, per relative path, whether a name is reported and whether a
-    ///     directory is watched at all. Called on the watcher thread; keep it fast.
-    public init(root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, Bool) -> Bool) {
+    ///   - isIgnored: decides, for a name in a directory (relative path, `""` for the root),
+    ///     whether it is reported and, for a directory, whether it is watched at all. Called on the
+    ///     watcher thread for every entry of every scan; keep it fast.
+    public init(
+        root: String, cookieDirectory: String,
+        isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool
+    ) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
         self.events = stream
@@ -142,7 +146,7 @@ enum WatcherCommand: Sendable {
 final class Mailbox: Sendable {
     let root: String
     let cookieDirectory: String
-    let isIgnored: @Sendable (String, Bool) -> Bool
+    let isIgnored: @Sendable (String, String, Bool) -> Bool
     let continuation: AsyncStream<WatchEvent>.Continuation
 
     private struct State {
@@ -154,7 +158,7 @@ final class Mailbox: Sendable {
     private let state = Mutex(State())
 
     init(
-        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, Bool) -> Bool,
+        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
         continuation: AsyncStream<WatchEvent>.Continuation
     ) {
         self.root = root

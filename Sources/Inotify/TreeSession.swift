@@ -28,9 +28,11 @@ final class TreeSession {
         relative.isEmpty ? root : (root == "/" ? "/" + relative : root + "/" + relative)
     }
 
-    func isIgnored(_ relative: String, isDirectory: Bool) -> Bool {
-        if isDirectory && absolutePath(relative) == mailbox.cookieDirectory { return true }
-        return mailbox.isIgnored(relative, isDirectory)
+    func isIgnored(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
+        if isDirectory && absolutePath(directory.isEmpty ? name : directory + "/" + name) == mailbox.cookieDirectory {
+            return true
+        }
+        return mailbox.isIgnored(directory, name, isDirectory)
     }
 
     func emit(_ event: WatchEvent) { mailbox.continuation.yield(event) }
@@ -69,10 +71,11 @@ final class TreeSession {
         // A directory detached by a move keeps its watch until the move resolves; stay silent.
         guard node === tree || isAttached(node) else { return }
         let path = parentPath.isEmpty ? event.name : parentPath + "/" + event.name
+        let ignored = isIgnored(event.name, in: parentPath, isDirectory: event.isDirectory)
         if event.isDirectory {
-            handleDirectoryEvent(event, parent: node, path: path)
+            handleDirectoryEvent(event, parent: node, path: path, isIgnored: ignored)
         } else {
-            handleFileEvent(event, path: path)
+            handleFileEvent(event, path: path, isIgnored: ignored)
         }
     }
 
@@ -90,10 +93,10 @@ final class TreeSession {
         }
     }
 
-    private func handleDirectoryEvent(_ event: RawInotifyEvent, parent: DirectoryNode, path: String) {
+    private func handleDirectoryEvent(_ event: RawInotifyEvent, parent: DirectoryNode, path: String, isIgnored: Bool) {
         if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
             if event.has(IN_MOVED_TO), let move = pendingMoves.removeValue(forKey: event.cookie) {
-                if isIgnored(path, isDirectory: true) {
+                if isIgnored {
                     dropSubtree(move.node)
                     emit(.directoryRemoved(path: move.path))
                     return
@@ -103,7 +106,7 @@ final class TreeSession {
                 emit(.directoryMoved(from: move.path, to: path))
                 return
             }
-            guard !isIgnored(path, isDirectory: true) else { return }
+            guard !isIgnored else { return }
             if let stale = parent.children[event.name] { dropSubtree(stale) }
             let child = DirectoryNode(name: event.name, parent: parent)
             parent.children[event.name] = child
@@ -120,8 +123,8 @@ final class TreeSession {
         }
     }
 
-    private func handleFileEvent(_ event: RawInotifyEvent, path: String) {
-        if isIgnored(path, isDirectory: false) {
+    private func handleFileEvent(_ event: RawInotifyEvent, path: String, isIgnored: Bool) {
+        if isIgnored {
             if event.has(IN_MOVED_FROM) {
                 if ignoredMoveSources.count > 64 { ignoredMoveSources.removeAll() }
                 ignoredMoveSources[event.cookie] = path

@@ -57,11 +57,21 @@ public struct DirectoryScan: Sendable, Equatable {
         public var changeTime: Int64?
     }
 
+    /// The files of one directory, by name: a big tree is listed without building a path per file.
+    public struct Listing: Sendable, Equatable {
+        /// The directory's path relative to the root (`""` for the root).
+        public var directory: String
+        public var names: [String]
+        /// `st_ctim` per name (ns since the epoch), when the scan stat'ed files.
+        public var changeTimes: [Int64]?
+    }
+
     /// Directory paths the scan covers; `""` is the whole tree. A non-recursive scope lists
     /// only the named directories themselves.
     public var scope: [String]
     public var isRecursive: Bool
-    public var files: [File]
+    /// What each listed directory holds, files only.
+    public var listings: [Listing]
     /// Directories found, watched or not.
     public var directories: Int
     /// Watches in place for this tree after the scan.
@@ -73,4 +83,21 @@ public struct DirectoryScan: Sendable, Equatable {
     public var unseenSince: Int64?
     /// How long the scan took, in milliseconds.
     public var milliseconds: Double
+}
+
+extension DirectoryScan {
+    /// How many files the scan found.
+    public var fileCount: Int { listings.reduce(0) { $0 + $1.names.count } }
+
+    /// Every file found, with its relative path (built on demand).
+    public var files: [File] {
+        listings.flatMap { listing in
+            listing.names.indices.map { index in
+                let name = listing.names[index]
+                return File(
+                    path: listing.directory.isEmpty ? name : listing.directory + "/" + name,
+                    changeTime: listing.changeTimes?[index])
+            }
+        }
+    }
 }

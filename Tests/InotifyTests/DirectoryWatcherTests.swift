@@ -14,8 +14,9 @@ struct WatchedProject {
         directory = try TemporaryDirectory()
         for (path, content) in files { try directory.write(path, content) }
         let cookies = directory.path + "/.state/cookies"
-        watcher = DirectoryWatcher(root: directory.path, cookieDirectory: cookies) { path, isDirectory in
-            path == ".state" || ignored(path, isDirectory)
+        watcher = DirectoryWatcher(root: directory.path, cookieDirectory: cookies) { parent, name, isDirectory in
+            let path = parent.isEmpty ? name : parent + "/" + name
+            return path == ".state" || ignored(path, isDirectory)
         }
         scan = try await watcher.start()
         events.record(watcher.events)

@@ -54,7 +54,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         self.settler = ChangeSettler(settle: .milliseconds(configuration.configuration.watch.settleMs))
         self.inotify = DirectoryWatcher(
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
-            isIgnored: { path, isDirectory in rules.isIgnored(path, isDirectory: isDirectory) })
+            isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) })
         (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
         (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
     }
@@ -65,12 +65,12 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     @discardableResult
     public func start() async throws(InotifyError) -> DirectoryScan {
         let scan = try await inotify.start()
-        known = KnownFiles(scan.files.map(\.path))
+        known = KnownFiles(scan.listings)
         logger.info(
             "ready",
             metadata: [
                 "root": "\(configuration.root)", "dirs": "\(scan.directories)", "watches": "\(scan.watches)",
-                "files": "\(scan.files.count)", "ms": "\(Self.rounded(scan.milliseconds))",
+                "files": "\(scan.fileCount)", "ms": "\(Self.rounded(scan.milliseconds))",
             ])
         let events = inotify.events
         let continuation = inputContinuation
@@ -248,7 +248,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             metadata: [
                 "scope": "\(scan.isRecursive && scan.scope == [""] ? "all" : scan.scope.joined(separator: ","))",
                 "dirs": "\(scan.directories)", "watches": "\(scan.watches)", "unwatched": "\(scan.unwatched.count)",
-                "files": "\(scan.files.count)", "created": "\(counts[.created, default: 0])",
+                "files": "\(scan.fileCount)", "created": "\(counts[.created, default: 0])",
                 "modified": "\(counts[.modified, default: 0])", "removed": "\(counts[.removed, default: 0])",
                 "ms": "\(Self.rounded(scan.milliseconds))",
             ])

@@ -63,14 +63,11 @@ public struct IgnorePattern: Sendable, Equatable {
         return nil
     }
 
-    /// Whether the pattern matches `path` (relative, `/`-separated, split into components).
-    func matches(components: [ArraySlice<UInt8>], isDirectory: Bool) -> Bool {
+    /// Whether the pattern matches `path`; only anchored patterns look past the last component.
+    func matches(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
         if isDirectoryOnly && !isDirectory { return false }
-        if !isAnchored {
-            guard let last = components.last else { return false }
-            return Self.matchSegment(segments[0][...], last)
-        }
-        return Self.matchSegments(segments[...], components[...])
+        if !isAnchored { return Self.matchSegment(segments[0][...], path.name) }
+        return Self.matchSegments(segments[...], path.components[...])
     }
 
     // MARK: - Matching
@@ -179,5 +176,28 @@ public struct IgnorePattern: Sendable, Equatable {
 extension String {
     fileprivate var trimmingSpaces: String {
         String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
+
+/// A relative path being matched, split into components only when an anchored pattern asks.
+struct MatchedPath {
+    let name: ArraySlice<UInt8>
+    private let directory: String
+    private var split: [ArraySlice<UInt8>]?
+
+    init(name: String, directory: String) {
+        self.name = Array(name.utf8)[...]
+        self.directory = directory
+    }
+
+    /// Every component, the name last.
+    var components: [ArraySlice<UInt8>] {
+        mutating get {
+            if let split { return split }
+            var parts = Array(directory.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+            parts.append(name)
+            split = parts
+            return parts
+        }
     }
 }

@@ -28,29 +28,42 @@ public struct IgnoreRules: Sendable {
         self.patterns = (Self.editorDroppings + userPatterns).compactMap(IgnorePattern.init)
     }
 
-    /// Whether the entry `path` is ignored, given that its parent directory is not.
+    /// Whether the entry `name` of `directory` is ignored, given that the directory is not.
     ///
-    /// This is what the watcher asks for each entry it meets, walking down from the root.
+    /// This is what the watcher asks for each entry it meets, walking down from the root: most
+    /// patterns look at the name alone, so no path is built for them.
+    public func isIgnored(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
+        var path = MatchedPath(name: name, directory: directory)
+        return isIgnored(&path, isDirectory: isDirectory)
+    }
+
+    /// Whether the entry `path` is ignored, given that its parent directory is not.
     public func isIgnored(_ path: String, isDirectory: Bool) -> Bool {
-        let components = Array(path.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        return isIgnored(components: components, isDirectory: isDirectory)
+        let (directory, name) = Self.split(path)
+        return isIgnored(name, in: directory, isDirectory: isDirectory)
     }
 
     /// Whether `path` is ignored, itself or through any directory above it.
     public func isExcluded(_ path: String, isDirectory: Bool) -> Bool {
-        let components = Array(path.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        for depth in 1..<max(components.count, 1) where isIgnored(components: Array(components[..<depth]), isDirectory: true) {
-            return true
+        var directory = ""
+        for component in path.split(separator: "/").dropLast() {
+            if isIgnored(String(component), in: directory, isDirectory: true) { return true }
+            directory = directory.isEmpty ? String(component) : directory + "/" + component
         }
-        return isIgnored(components: components, isDirectory: isDirectory)
+        return isIgnored(path, isDirectory: isDirectory)
     }
 
-    private func isIgnored(components: [ArraySlice<UInt8>], isDirectory: Bool) -> Bool {
-        guard !components.isEmpty else { return false }
-        if owned.contains(where: { $0.matches(components: components, isDirectory: isDirectory) }) { return true }
-        for pattern in patterns.reversed() where pattern.matches(components: components, isDirectory: isDirectory) {
+    private func isIgnored(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
+        guard !path.name.isEmpty else { return false }
+        for pattern in owned where pattern.matches(&path, isDirectory: isDirectory) { return true }
+        for pattern in patterns.reversed() where pattern.matches(&path, isDirectory: isDirectory) {
             return !pattern.isNegated
         }
         return false
+    }
+
+    private static func split(_ path: String) -> (String, String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
     }
 }

@@ -1,3 +1,5 @@
+import Inotify
+
 /// The files the watcher knows to exist, as of the last settled change.
 ///
 /// Classification needs it ("did this name exist before the burst?"), and so do rescans. Files
@@ -8,6 +10,14 @@ struct KnownFiles {
 
     init<S: Sequence>(_ paths: S) where S.Element == String {
         for path in paths { insert(path) }
+    }
+
+    /// Takes a scan's listings as they are: one set per directory, no path per file.
+    init(_ listings: [DirectoryScan.Listing]) {
+        for listing in listings where !listing.names.isEmpty {
+            directories[listing.directory, default: []].formUnion(listing.names)
+        }
+        count = directories.values.reduce(0) { $0 + $1.count }
     }
 
     func contains(_ path: String) -> Bool {
