@@ -18,6 +18,7 @@ let package = Package(
             name: "CInotifyTools",
             providers: [.apt(["libinotifytools0-dev"])]
         ),
+        .target(name: "CAutosaveShims"),
         .target(
             name: "Inotify",
             dependencies: [
@@ -29,6 +30,7 @@ let package = Package(
             name: "AutosaveKit",
             dependencies: [
                 "Inotify",
+                "CAutosaveShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -65,7 +67,7 @@ let package = Package(
 )
 
 // One place for the language mode and the habits every target shares.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {
     target.swiftSettings =
         (target.swiftSettings ?? []) + [
             .enableUpcomingFeature("ExistentialAny"),

@@ -3,7 +3,8 @@ import ServiceLifecycle
 
 /// The running agent for one root, as a service: started by `autosave run`, stopped by a signal.
 ///
-/// On graceful shutdown it stops in reverse order of start-up and logs `shutdown` once done.
+/// On graceful shutdown it stops in reverse order of start-up — no more changes taken, every dirty
+/// buffer saved, watching stopped — and logs `shutdown` once done.
 public struct Agent: Service {
     private let configuration: ResolvedConfiguration
     private let logger: Logger
@@ -17,19 +18,26 @@ public struct Agent: Service {
     ///
     /// - Throws: `InotifyError` when the root cannot be watched at all.
     public func run() async throws {
-        let watcher = FileWatcher(configuration: configuration, clock: ContinuousClock(), logger: logger)
-        try await watcher.start()
+        let workspace = Workspace(configuration: configuration, clock: ContinuousClock(), logger: logger)
+        try await workspace.start()
         let clock = ContinuousClock()
         let stopping = StopwatchBox()
+        let flushed = FlushBox()
         await withGracefulShutdownHandler {
-            await watcher.run()
+            await workspace.run()
         } onGracefulShutdown: {
             stopping.start(clock.now)
-            Task { await watcher.stop() }
+            flushed.start { await workspace.shutdown() }
         }
         let elapsed = stopping.started.map { clock.now - $0 } ?? .zero
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        logger.info("shutdown", metadata: ["root": "\(configuration.root)", "ms": "\((milliseconds * 10).rounded() / 10)"])
+        let (saved, failed) = await flushed.result()
+        logger.info(
+            "shutdown",
+            metadata: [
+                "root": "\(configuration.root)", "saved": "\(saved)", "failed": "\(failed)",
+                "ms": "\((milliseconds * 10).rounded() / 10)",
+            ])
     }
 }
 
@@ -41,4 +49,17 @@ private final class StopwatchBox: Sendable {
 
     func start(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
     var started: ContinuousClock.Instant? { instant.withLock { $0 } }
+}
+
+/// The final flush, started from the shutdown handler and awaited once the agent stopped.
+private final class FlushBox: Sendable {
+    private let task = Mutex<Task<(saved: Int, failed: Int), Never>?>(nil)
+
+    func start(_ flush: @escaping @Sendable () async -> (saved: Int, failed: Int)) {
+        task.withLock { $0 = Task { await flush() } }
+    }
+
+    func result() async -> (saved: Int, failed: Int) {
+        await task.withLock { $0 }?.value ?? (0, 0)
+    }
 }

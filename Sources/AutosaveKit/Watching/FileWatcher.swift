@@ -44,7 +44,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// last moment the watcher was up to date as possibly unseen.
     static var changeTimeMargin: Int64 { 20_000_000 }
 
-    public init(configuration: ResolvedConfiguration, clock: C, logger: Logger) {
+    /// The agent's own writes, which are never reported.
+    private let ownWrites: OwnWrites
+    /// How many changes `changes` has carried.
+    public private(set) var emittedCount = 0
+
+    public init(configuration: ResolvedConfiguration, clock: C, logger: Logger, ownWrites: OwnWrites = OwnWrites()) {
+        self.ownWrites = ownWrites
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
@@ -140,6 +146,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             for file in files { settler.touch(file, at: now) }
         case .directoryMoved(let from, let to):
             known.moveDirectory(from: from, to: to)
+            ownWrites.moveDirectory(from: from, to: to)
             settler.moveDirectory(from: from, to: to)
             emit(FileChange(.moved, to, from: from, isDirectory: true))
         case .directoryRemoved(let path):
@@ -202,7 +209,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     private func classify(_ path: String) {
         let existedBefore = known.contains(path)
-        let existsNow = exists(path)
+        let current = Fingerprint.of(configuration.root + "/" + path)
+        let existsNow = current != nil
+        if existsNow, ownWrites.isOwn(path, current: current) {
+            known.insert(path)
+            logger.trace("own-write", metadata: ["path": "\(path)"])
+            return
+        }
         switch (existedBefore, existsNow) {
         case (true, true): emit(FileChange(.modified, path))
         case (false, true):
@@ -264,6 +277,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         if change.isDirectory { fields["directory"] = "true" }
         fields.merge(extra) { _, new in new }
         logger.info("external-change", metadata: fields)
+        emittedCount += 1
         changesContinuation.yield(change)
     }
 

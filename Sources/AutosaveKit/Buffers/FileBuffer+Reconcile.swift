@@ -1,0 +1,137 @@
+import Logging
+
+extension FileBuffer {
+    /// Brings the buffer in line with its file after someone else changed it.
+    ///
+    /// Clean: reload. Dirty: merge line by line, or keep both versions when the edits overlap.
+    /// Removed while dirty: write it again. Removed while clean: close. A change that lands
+    /// during a save is looked at once that save is done.
+    func reconcileWithDisk() async {
+        guard !isClosed else { return }
+        if isSaving {
+            needsReconcile = true
+            return
+        }
+        needsReconcile = false
+        let absolute = context.absolute(path)
+        let display = path
+        let limit = context.configuration.limits.maxFileBytes
+        let disk: DiskVersion?
+        do {
+            disk = try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
+                try DiskVersion.read(absolute, displayPath: display, limit: limit)
+            }
+        } catch {
+            context.logger.warning(
+                "reconcile-failed",
+                metadata: ["path": "\(path)", "error": "\(error)", "next": "the buffer keeps its content and is not saved over the file"])
+            return
+        }
+        if isSaving {
+            needsReconcile = true
+            return
+        }
+        await apply(disk)
+    }
+
+    private func apply(_ disk: DiskVersion?) async {
+        let decision = Reconciliation.decide(
+            base: base?.bytes, content: content, disk: disk?.bytes, mergeEnabled: context.configuration.conflicts.merge)
+        switch decision {
+        case .unchanged:
+            base = disk
+            contentChanged()
+        case .reload:
+            guard let disk else { return }
+            base = disk
+            content = disk.bytes
+            revision += 1
+            context.logger.info("reloaded", metadata: ["path": "\(path)", "revision": "\(revision)", "bytes": "\(disk.bytes.count)"])
+            context.emit(.reloaded(path: path, revision: revision))
+            contentChanged()
+        case .merge(let merged):
+            guard let disk else { return }
+            base = disk
+            content = merged
+            revision += 1
+            context.logger.info("merged", metadata: ["path": "\(path)", "revision": "\(revision)", "bytes": "\(merged.count)"])
+            context.emit(.merged(path: path, revision: revision))
+            contentChanged()
+        case .conflict:
+            guard let disk else { return }
+            await keepBoth(disk)
+        case .recreate:
+            base = nil
+            context.logger.warning(
+                "conflict",
+                metadata: [
+                    "path": "\(path)", "kind": "removed", "kept": "buffer", "revision": "\(revision)",
+                    "next": "the file was removed under unsaved edits; writing it again from the buffer",
+                ])
+            context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: nil))
+            contentChanged()
+            await performSave()
+        case .close:
+            base = nil
+            markClosed()
+            context.logger.info("removed", metadata: ["path": "\(path)", "revision": "\(revision)"])
+            context.emit(.removed(path: path))
+        }
+    }
+
+    /// Overlapping edits: the configured side keeps the path, the other is copied aside first.
+    private func keepBoth(_ disk: DiskVersion) async {
+        let keep = context.configuration.conflicts.keep
+        let loser = keep == .disk ? (content ?? []) : disk.bytes
+        let revisionAtStart = revision
+        let copies = context.copies
+        let path = self.path
+        let revision = self.revision
+        let kept: ConflictCopies.Kept
+        do {
+            kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
+                try copies.keep(loser, of: path, revision: revision)
+            }
+        } catch {
+            let retry = schedule.saveFailed(at: context.clock.now)
+            context.logger.error(
+                "conflict-copy-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "both versions stay (disk on disk, edits in the buffer); retrying at \(retry)",
+                ])
+            rescheduleTimer()
+            return
+        }
+        guard self.revision == revisionAtStart, !isSaving, !isClosed else {
+            // Edited while the copy was written: decide again with what is there now.
+            await reconcileWithDisk()
+            return
+        }
+        base = disk
+        if keep == .disk {
+            content = disk.bytes
+            self.revision += 1
+        }
+        let copy = kept.path.hasPrefix(context.root + "/") ? String(kept.path.dropFirst(context.root.count + 1)) : kept.path
+        context.logger.warning(
+            "conflict",
+            metadata: [
+                "path": "\(path)", "kind": "overlap", "kept": "\(keep.rawValue)", "copy": "\(copy)",
+                "revision": "\(self.revision)",
+                "next": keep == .disk
+                    ? "the buffer took the disk version; its own edits are in the copy"
+                    : "the buffer's edits will be saved over the file; the disk version is in the copy",
+            ])
+        context.emit(.conflict(path: path, kind: "overlap", kept: keep, copy: copy))
+        if kept.count > context.configuration.conflicts.maxCopiesPerFile {
+            context.logger.warning(
+                "conflict-copies",
+                metadata: [
+                    "path": "\(path)", "count": "\(kept.count)", "limit": "\(context.configuration.conflicts.maxCopiesPerFile)",
+                    "next": "keeping them all; review and delete old copies in \(context.copies.directory)",
+                ])
+        }
+        contentChanged()
+    }
+}

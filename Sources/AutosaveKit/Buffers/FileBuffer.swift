@@ -1,0 +1,257 @@
+import Foundation
+import Logging
+
+/// One open file: its unsaved edits, their autosave, and their reconciliation with the disk.
+///
+/// Holds `base` (the version last known on disk, with its fingerprint), `content` and a
+/// `revision` that grows with every accepted edit. Edits are applied in arrival order, one at a
+/// time; the actor never awaits in the middle of one. A save snapshots revision N and marks the
+/// buffer clean only if nothing changed while it was written.
+public actor FileBuffer<C: Clock> where C.Duration == Duration {
+    /// The path relative to the root; follows renames.
+    public private(set) var path: String
+    /// The last version known to be on disk; nil when the file does not exist.
+    public internal(set) var base: DiskVersion?
+    /// The buffer's bytes; nil when the buffer deletes its file.
+    public internal(set) var content: [UInt8]?
+    /// Grows with every accepted edit, reload and merge.
+    public internal(set) var revision = 0
+    /// True until the first read of the file completes.
+    public private(set) var isLoading = true
+    /// Whether the buffer holds something the disk does not.
+    public var isDirty: Bool { content != base?.bytes }
+    /// When the next autosave is due, if one is.
+    public var pendingSave: C.Instant? { isDirty ? schedule.deadline : nil }
+    /// Whether a save is being written right now.
+    public private(set) var isSaving = false
+    /// The buffer's file went away while it was clean; the workspace drops it.
+    public private(set) var isClosed = false
+
+    let context: BufferContext<C>
+    var schedule: AutosaveSchedule<C.Instant>
+    private var timer: Task<Void, Never>?
+    private var timerDeadline: C.Instant?
+    /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
+    private var appliedChanges: [UUID: Int] = [:]
+    private var appliedOrder: [UUID] = []
+    /// An external change arrived during a save; it is looked at once the save is done.
+    var needsReconcile = false
+    /// Callers of `save()` waiting for the save in flight.
+    private var saveWaiters: [CheckedContinuation<Void, Never>] = []
+
+    static var rememberedChangeIDs: Int { 4096 }
+
+    init(path: String, context: BufferContext<C>) {
+        self.path = path
+        self.context = context
+        self.schedule = AutosaveSchedule(
+            delay: .milliseconds(context.configuration.autosave.delayMs),
+            maxDelay: .milliseconds(context.configuration.autosave.maxDelayMs))
+    }
+
+    /// Reads the file into the buffer; a missing file gives an empty buffer for a new file.
+    ///
+    /// - Throws: `WorkspaceError.unreadable` (too large, not a regular file, I/O error).
+    func load() async throws(WorkspaceError) {
+        let absolute = context.absolute(path)
+        let display = path
+        let limit = context.configuration.limits.maxFileBytes
+        let version: DiskVersion?
+        do {
+            version = try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
+                try DiskVersion.read(absolute, displayPath: display, limit: limit)
+            }
+        } catch {
+            throw .unreadable(error)
+        }
+        base = version
+        content = version?.bytes ?? []
+        if version == nil { base = nil }
+        isLoading = false
+    }
+
+    // MARK: - Edits
+
+    /// Replaces the content. The same `changeID` applied twice is applied once.
+    ///
+    /// - Returns: the revision the edit produced (or produced the first time).
+    /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
+    ///   `.tooLarge` over `limits.maxFileBytes`.
+    func write(_ bytes: [UInt8], changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Int {
+        if let changeID, let done = appliedChanges[changeID] { return done }
+        if let ifRevision, ifRevision != revision {
+            throw .staleRevision(path: path, expected: ifRevision, current: revision)
+        }
+        let limit = context.configuration.limits.maxFileBytes
+        guard bytes.count <= limit else { throw .tooLarge(path: path, size: bytes.count, limit: limit) }
+        accept(bytes, changeID: changeID)
+        return revision
+    }
+
+    /// Deletes the file, after every edit queued before it.
+    func delete(changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Int {
+        if let changeID, let done = appliedChanges[changeID] { return done }
+        if let ifRevision, ifRevision != revision {
+            throw .staleRevision(path: path, expected: ifRevision, current: revision)
+        }
+        accept(nil, changeID: changeID)
+        return revision
+    }
+
+    private func accept(_ bytes: [UInt8]?, changeID: UUID?) {
+        content = bytes
+        revision += 1
+        if let changeID {
+            appliedChanges[changeID] = revision
+            appliedOrder.append(changeID)
+            if appliedOrder.count > Self.rememberedChangeIDs {
+                appliedChanges[appliedOrder.removeFirst()] = nil
+            }
+        }
+        contentChanged()
+    }
+
+    /// After any change of `content` or `base`: open, push or close the autosave window.
+    func contentChanged() {
+        if isDirty {
+            schedule.edited(at: context.clock.now)
+        } else {
+            schedule.cleaned()
+        }
+        rescheduleTimer()
+    }
+
+    /// Follows a rename of the file inside the root.
+    func move(to newPath: String) {
+        path = newPath
+    }
+
+    // MARK: - Saving
+
+    /// Saves now, whatever the window says, and returns once the bytes are durable on disk.
+    ///
+    /// - Throws: `WorkspaceError.saveFailed`; the buffer stays dirty and retries with backoff.
+    func save() async throws(WorkspaceError) {
+        while isSaving { await waitForSave() }
+        guard isDirty, !isClosed else { return }
+        if let error = await performSave() { throw .saveFailed(path: path, error) }
+    }
+
+    private func waitForSave() async {
+        await withCheckedContinuation { saveWaiters.append($0) }
+    }
+
+    /// Writes the current revision; nil on success (or when the save became a reconcile).
+    @discardableResult
+    func performSave() async -> WriteError? {
+        guard isDirty, !isSaving else { return nil }
+        let snapshot = (revision: revision, bytes: content, expected: base?.fingerprint)
+        let writer = context.writer
+        let path = self.path
+        isSaving = true
+        schedule.saveStarted()
+        let started = ContinuousClock.now
+        let result: Result<Fingerprint?, WriteError>
+        do {
+            let fingerprint = try await BlockingIO.run { () throws(WriteError) -> Fingerprint? in
+                guard let bytes = snapshot.bytes else {
+                    if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
+                    return nil
+                }
+                return try writer.write(bytes, to: path, expecting: snapshot.expected)
+            }
+            result = .success(fingerprint)
+        } catch {
+            result = .failure(error)
+        }
+        isSaving = false
+        defer {
+            let waiters = saveWaiters
+            saveWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        switch result {
+        case .success(let fingerprint):
+            base = fingerprint.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0) }
+            schedule.saveSucceeded()
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let size = snapshot.bytes?.count ?? 0
+            context.logger.info(
+                snapshot.bytes == nil ? "deleted" : "saved",
+                metadata: [
+                    "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",
+                    "ms": "\((milliseconds * 10).rounded() / 10)",
+                ])
+            context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
+            if isDirty { schedule.edited(at: context.clock.now) } else { schedule.cleaned() }
+            rescheduleTimer()
+            if needsReconcile { await reconcileWithDisk() }
+            return nil
+        case .failure(.changedOnDisk):
+            // Someone wrote the file since the buffer last saw it: merge instead of clobbering.
+            if isDirty { schedule.edited(at: context.clock.now) }
+            await reconcileWithDisk()
+            return nil
+        case .failure(let error):
+            let retry = schedule.saveFailed(at: context.clock.now)
+            let wait = context.clock.now.duration(to: retry)
+            let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            context.logger.warning(
+                "save-failed",
+                metadata: [
+                    "path": "\(path)", "revision": "\(snapshot.revision)", "error": "\(error)",
+                    "next": "the buffer stays dirty; retrying in \(milliseconds) ms",
+                ])
+            context.emit(.saveFailed(path: path, error: error.description, retryInMilliseconds: milliseconds))
+            rescheduleTimer()
+            if needsReconcile { await reconcileWithDisk() }
+            return error
+        }
+    }
+
+    // MARK: - The autosave timer
+
+    func rescheduleTimer() {
+        let deadline = isDirty && !isClosed ? schedule.deadline : nil
+        if deadline == timerDeadline, timer != nil || deadline == nil { return }
+        timer?.cancel()
+        timer = nil
+        timerDeadline = deadline
+        guard let deadline else { return }
+        let clock = context.clock
+        timer = Task { [weak self] in
+            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+            await self?.timerFired()
+        }
+    }
+
+    private func timerFired() async {
+        timer = nil
+        timerDeadline = nil
+        guard isDirty, !isSaving, !isClosed else { return }
+        if context.gitPause.mustWait() {
+            timerDeadline = context.clock.now.advanced(by: GitPause.pollInterval)
+            let clock = context.clock
+            let deadline = timerDeadline!
+            timer = Task { [weak self] in
+                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                await self?.timerFired()
+            }
+            return
+        }
+        await performSave()
+    }
+
+    /// Stops the timer (the workspace is closing the buffer).
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+        timerDeadline = nil
+    }
+
+    func markClosed() {
+        isClosed = true
+        cancelTimer()
+    }
+}

@@ -1,0 +1,28 @@
+/// Why a workspace request was refused. Nothing was changed on disk or in any buffer.
+public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The path is empty, absolute outside the root, or climbs out of it with `..`.
+    case invalidPath(path: String, reason: String)
+    /// `ifRevision` did not match: someone else edited the buffer first.
+    case staleRevision(path: String, expected: Int, current: Int)
+    /// No buffer is open for the path.
+    case notOpen(path: String)
+    /// The file could not be read into a buffer.
+    case unreadable(DiskVersion.ReadError)
+    /// A save failed; the buffer is still dirty and will retry.
+    case saveFailed(path: String, WriteError)
+    /// The content is larger than `limits.maxFileBytes`.
+    case tooLarge(path: String, size: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidPath(let path, let reason): "invalid path \(path): \(reason); nothing was changed"
+        case .staleRevision(let path, let expected, let current):
+            "\(path) is at revision \(current), not \(expected): it was edited meanwhile; read it again and retry"
+        case .notOpen(let path): "\(path) is not open"
+        case .unreadable(let error): error.description
+        case .saveFailed(let path, let error): "saving \(path) failed: \(error); the buffer stays dirty and retries"
+        case .tooLarge(let path, let size, let limit):
+            "\(path): \(size) bytes is more than limits.maxFileBytes (\(limit)); nothing was changed"
+        }
+    }
+}

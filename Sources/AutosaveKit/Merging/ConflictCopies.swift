@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import SystemPackage
+
+/// Keeps the losing side of an overlap in `<stateDir>/conflicts/`, never beside the source where
+/// tools would pick it up.
+///
+/// A copy is named `<relative path>.<UTC yyyyMMdd-HHmmss>.<revision>`, written durably, never
+/// deleted by the agent. A copy identical to an existing one for the same file is not written twice.
+public struct ConflictCopies: Sendable {
+    /// `<stateDir>/conflicts`.
+    public let directory: String
+    public let maxCopiesPerFile: Int
+    let fsync: Bool
+
+    public init(stateDirectory: String, maxCopiesPerFile: Int, fsync: Bool) {
+        self.directory = stateDirectory + "/conflicts"
+        self.maxCopiesPerFile = maxCopiesPerFile
+        self.fsync = fsync
+    }
+
+    /// The outcome of keeping a copy.
+    public struct Kept: Sendable, Equatable {
+        /// The copy's path, absolute.
+        public var path: String
+        /// How many copies the file has now.
+        public var count: Int
+        /// Whether an identical earlier copy was reused.
+        public var isDuplicate: Bool
+    }
+
+    /// Writes `bytes` as a copy of `path` at `revision`, durably.
+    ///
+    /// - Throws: `WriteError` when the copy cannot be written; the caller must then keep both
+    ///   versions some other way.
+    public func keep(_ bytes: [UInt8], of path: String, revision: Int, at date: Date = Date()) throws(WriteError) -> Kept {
+        let target = directory + "/" + path
+        let parent = (target as NSString).deletingLastPathComponent
+        let name = (target as NSString).lastPathComponent
+        do {
+            try FileManager.default.createDirectory(
+                atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .system(path: parent, operation: "create conflicts directory", .init(rawValue: CInt((error as NSError).code)))
+        }
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [])
+            .filter { $0.hasPrefix(name + ".") && !$0.hasPrefix(".") }
+        for copy in existing {
+            if let old = try? FileContents.read(parent + "/" + copy), old == bytes {
+                return Kept(path: parent + "/" + copy, count: existing.count, isDuplicate: true)
+            }
+        }
+        var copyName = "\(name).\(Self.stamp(date)).\(revision)"
+        var attempt = 1
+        while existing.contains(copyName) {
+            attempt += 1
+            copyName = "\(name).\(Self.stamp(date)).\(revision)-\(attempt)"
+        }
+        let writer = AtomicWriter(root: parent, fsync: fsync, hardLinks: .break)
+        _ = try writer.write(bytes, to: copyName, expecting: nil)
+        return Kept(path: parent + "/" + copyName, count: existing.count + 1, isDuplicate: false)
+    }
+
+    /// `yyyyMMdd-HHmmss` in UTC.
+    static func stamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))-"
+            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Inotify
+import Logging
+
+/// The set of open buffers of one root, and the one door to them: everything the socket and the
+/// command line offer goes through here.
+///
+/// It routes client edits to buffers (opening them on first use) and settled external changes
+/// from the watcher to the buffers they concern.
+public actor Workspace<C: Clock> where C.Duration == Duration {
+    public nonisolated let root: String
+    private let configuration: ResolvedConfiguration
+    private let context: BufferContext<C>
+    private let watcher: FileWatcher<C>
+    private let broadcast: EventBroadcast
+    private let logger: Logger
+    private var buffers: [String: FileBuffer<C>] = [:]
+    /// Changes taken from the watcher and handled, to let `sync()` wait for them.
+    private var handledChanges = 0
+    private var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var consumer: Task<Void, Never>?
+
+    /// - Parameter _beforeCommit: fault injection for tests only (see `AtomicWriter`).
+    public init(
+        configuration: ResolvedConfiguration, clock: C, logger: Logger,
+        _beforeCommit: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.root = configuration.root
+        self.configuration = configuration
+        self.logger = logger
+        let broadcast = EventBroadcast()
+        self.broadcast = broadcast
+        let ownWrites = OwnWrites()
+        let settings = configuration.configuration
+        let emit: @Sendable (AgentEvent) -> Void = { broadcast.emit($0) }
+        self.context = BufferContext(
+            root: configuration.root, configuration: settings,
+            writer: AtomicWriter(
+                root: configuration.root, fsync: settings.write.fsync, hardLinks: settings.write.hardLinks,
+                ownWrites: ownWrites, _beforeCommit: _beforeCommit),
+            copies: ConflictCopies(
+                stateDirectory: configuration.stateDirectory, maxCopiesPerFile: settings.conflicts.maxCopiesPerFile,
+                fsync: settings.write.fsync),
+            clock: clock, logger: logger, emit: emit,
+            gitPause: GitPause(root: configuration.root, logger: logger, emit: emit))
+        self.watcher = FileWatcher(configuration: configuration, clock: clock, logger: logger, ownWrites: ownWrites)
+    }
+
+    /// Watches the root (logs `ready`) and starts routing external changes to buffers.
+    ///
+    /// - Throws: `InotifyError` when the root cannot be watched.
+    public func start() async throws(InotifyError) {
+        try await watcher.start()
+        let changes = watcher.changes
+        consumer = Task { [weak self] in
+            for await change in changes {
+                await self?.handle(change)
+            }
+        }
+    }
+
+    /// Runs the watcher until `shutdown()`.
+    public func run() async {
+        await watcher.run()
+        await consumer?.value
+    }
+
+    /// Every event from now on (`saved`, `conflict`, external changes, …).
+    public nonisolated func events() -> AsyncStream<AgentEvent> { broadcast.subscribe() }
+
+    // MARK: - Requests
+
+    /// Opens `path` (reading it, or an empty buffer for a new file) and returns its status.
+    public func open(_ path: String) async throws(WorkspaceError) -> BufferStatus {
+        try await buffer(for: try normalize(path)).status
+    }
+
+    /// The buffer's bytes (nil when the buffer deletes its file) and revision.
+    public func read(_ path: String) async throws(WorkspaceError) -> (content: [UInt8]?, revision: Int) {
+        let buffer = try await buffer(for: try normalize(path))
+        return (await buffer.content, await buffer.revision)
+    }
+
+    /// Replaces the content of `path`; saved after the autosave window.
+    ///
+    /// - Parameters:
+    ///   - changeID: makes a retry safe: the same id is applied once.
+    ///   - ifRevision: refuse the edit unless the buffer is at this revision.
+    /// - Returns: the new revision.
+    /// - Throws: `WorkspaceError.staleRevision`, `.invalidPath`, `.tooLarge`, `.unreadable`.
+    public func write(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
+        let buffer = try await buffer(for: try normalize(path))
+        return try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
+    }
+
+    /// Saves the named buffers now; returns once each is durable.
+    ///
+    /// - Throws: the first failure; the other buffers are still saved.
+    public func save(_ paths: [String]) async throws(WorkspaceError) {
+        var firstError: WorkspaceError?
+        for path in paths {
+            let key = try normalize(path)
+            guard let buffer = buffers[key] else {
+                firstError = firstError ?? .notOpen(path: key)
+                continue
+            }
+            do { try await buffer.save() } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Saves every dirty buffer now.
+    public func saveAll() async throws(WorkspaceError) {
+        try await save(Array(buffers.keys.sorted()))
+    }
+
+    /// Saves `path` if it is dirty, then forgets its buffer.
+    public func close(_ path: String) async throws(WorkspaceError) {
+        let key = try normalize(path)
+        guard let buffer = buffers[key] else { throw .notOpen(path: key) }
+        try await buffer.save()
+        await buffer.markClosed()
+        buffers[key] = nil
+    }
+
+    /// Deletes `path` after every edit queued before it, durably, and returns the revision.
+    public func remove(_ path: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
+        let buffer = try await buffer(for: try normalize(path))
+        let revision = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
+        try await buffer.save()
+        return revision
+    }
+
+    /// Every open buffer, by path.
+    public func status() async -> [BufferStatus] {
+        var result: [BufferStatus] = []
+        for key in buffers.keys.sorted() {
+            if let buffer = buffers[key] { result.append(await buffer.status) }
+        }
+        return result
+    }
+
+    /// Returns once every external change made before the call has reached its buffer.
+    ///
+    /// Changes settle first, so this takes up to `watch.settleMs` longer than the change itself.
+    public func sync() async {
+        await watcher.sync()
+        await watcher.waitUntilSettled()
+        let target = await watcher.emittedCount
+        if handledChanges >= target { return }
+        await withCheckedContinuation { handledWaiters.append((target, $0)) }
+    }
+
+    /// Waits until the watcher has taken in every kernel event that happened before the call.
+    func watcherBarrier() async { await watcher.sync() }
+
+    /// Stops taking changes, saves every dirty buffer, and stops watching.
+    ///
+    /// - Returns: how many buffers were saved, and how many could not be.
+    @discardableResult
+    public func shutdown() async -> (saved: Int, failed: Int) {
+        var saved = 0
+        var failed = 0
+        for key in buffers.keys.sorted() {
+            guard let buffer = buffers[key], await buffer.isDirty else { continue }
+            do {
+                try await buffer.save()
+                saved += 1
+            } catch {
+                failed += 1
+                logger.error("save-failed", metadata: ["path": "\(key)", "error": "\(error)", "next": "exiting with the edit unsaved"])
+            }
+            await buffer.cancelTimer()
+        }
+        await watcher.stop()
+        broadcast.finish()
+        return (saved, failed)
+    }
+
+    // MARK: - Routing
+
+    private func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
+        if let existing = buffers[path] { return existing }
+        let buffer = FileBuffer(path: path, context: context)
+        buffers[path] = buffer
+        do {
+            try await buffer.load()
+        } catch {
+            if buffers[path] === buffer { buffers[path] = nil }
+            throw error
+        }
+        return buffer
+    }
+
+    private func handle(_ change: FileChange) async {
+        broadcast.emit(.externalChange(change))
+        switch (change.kind, change.isDirectory) {
+        case (.moved, true):
+            let from = change.from ?? ""
+            for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
+                let target = change.path + key.dropFirst(from.count)
+                await follow(from: key, to: target)
+            }
+        case (.removed, true):
+            for key in buffers.keys where KnownFiles.isSame(key, orBelow: change.path) {
+                await reconcile(key)
+            }
+        case (.moved, false):
+            if let from = change.from { await follow(from: from, to: change.path) }
+            await reconcile(change.path)
+        default:
+            await reconcile(change.path)
+        }
+        handledChanges += 1
+        let ready = handledWaiters.filter { $0.count <= handledChanges }
+        handledWaiters.removeAll { $0.count <= handledChanges }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    private func follow(from: String, to: String) async {
+        guard let buffer = buffers.removeValue(forKey: from) else { return }
+        if let replaced = buffers[to] {
+            // The rename went over another open file: that buffer sees its file replaced.
+            buffers[to] = nil
+            await replaced.markClosed()
+        }
+        await buffer.move(to: to)
+        buffers[to] = buffer
+        logger.info("moved", metadata: ["from": "\(from)", "to": "\(to)"])
+        broadcast.emit(.moved(from: from, to: to))
+    }
+
+    private func reconcile(_ path: String) async {
+        guard let buffer = buffers[path] else { return }
+        await buffer.reconcileWithDisk()
+        if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }
+    }
+
+    /// A path relative to the root, checked: inside the root, not in `.git/` or the state dir.
+    func normalize(_ raw: String) throws(WorkspaceError) -> String {
+        var text = raw
+        if text.hasPrefix("/") {
+            guard text.hasPrefix(root + "/") else { throw .invalidPath(path: raw, reason: "it is outside the root \(root)") }
+            text = String(text.dropFirst(root.count + 1))
+        }
+        guard !text.utf8.contains(0) else { throw .invalidPath(path: raw, reason: "it contains a NUL byte") }
+        var parts: [Substring] = []
+        for part in text.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..":
+                guard !parts.isEmpty else { throw .invalidPath(path: raw, reason: "`..` leads outside the root") }
+                parts.removeLast()
+            default:
+                guard part.utf8.count <= 255 else { throw .invalidPath(path: raw, reason: "a component is longer than 255 bytes") }
+                parts.append(part)
+            }
+        }
+        guard !parts.isEmpty else { throw .invalidPath(path: raw, reason: "it names the root itself, not a file") }
+        let path = parts.joined(separator: "/")
+        if parts.first == ".git" || parts.contains(".git") {
+            throw .invalidPath(path: raw, reason: "files inside .git/ are git's own")
+        }
+        if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
+            throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
+        }
+        return path
+    }
+}

@@ -1,0 +1,199 @@
+import CAutosaveShims
+import Glibc
+import SystemPackage
+
+/// Saves a buffer to disk so that a reader sees the old file or the new one, never a mix, and a
+/// crash loses neither — and never over an edit the buffer has not seen.
+///
+/// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
+/// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
+/// restore the old mode and owner; `fsync`; check that the file on disk is still the version the
+/// buffer was based on (compare-and-swap); `renameat` (`RENAME_NOREPLACE` for a new file); `fsync`
+/// the directory. A file with several hard links is written in place under the `preserve` policy.
+public struct AtomicWriter: Sendable {
+    public let root: String
+    public let fsync: Bool
+    public let hardLinks: HardLinkPolicy
+    public let ownWrites: OwnWrites
+    /// `0666 & ~umask`, the mode of a file created from nothing.
+    let newFileMode: mode_t
+    /// Fault injection for tests only: runs right before the compare-and-swap, so a test can hold
+    /// a save in flight or change the file under it. Nil in the agent.
+    let _beforeCommit: (@Sendable (String) -> Void)?
+
+    public init(
+        root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
+        _beforeCommit: (@Sendable (String) -> Void)? = nil
+    ) {
+        self._beforeCommit = _beforeCommit
+        self.root = root
+        self.fsync = fsync
+        self.hardLinks = hardLinks
+        self.ownWrites = ownWrites
+        self.newFileMode = 0o666 & ~Self.processUmask()
+    }
+
+    /// Writes `bytes` to `path` (relative to the root) if the file there is still `expected`.
+    ///
+    /// - Parameter expected: the fingerprint the buffer's base was read with; nil when the buffer
+    ///   believes the file does not exist.
+    /// - Returns: the fingerprint of the file now on disk.
+    /// - Throws: `WriteError.changedOnDisk` when the compare-and-swap fails (nothing written),
+    ///   `.outsideRoot`, `.notARegularFile`, or `.system` with the errno; no temp file is left.
+    public func write(_ bytes: [UInt8], to path: String, expecting expected: Fingerprint?) throws(WriteError) -> Fingerprint {
+        let target = try resolve(path)
+        let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
+        defer { close(directory) }
+        let current = Fingerprint.of(target.name, in: directory)
+        if let current, !current.isRegularFile { throw .notARegularFile(path: path) }
+        guard current == expected else { throw .changedOnDisk(path: path) }
+        if let current, current.links > 1, hardLinks == .preserve {
+            return try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current)
+        }
+        return try replace(bytes, path: path, target: target, directory: directory, current: current)
+    }
+
+    /// Removes `path` if it is still `expected`, durably.
+    ///
+    /// - Throws: `WriteError.changedOnDisk` when it changed or vanished meanwhile, or `.system`.
+    public func remove(_ path: String, expecting expected: Fingerprint) throws(WriteError) {
+        let target = try resolve(path)
+        let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
+        defer { close(directory) }
+        guard Fingerprint.of(target.name, in: directory) == expected else { throw .changedOnDisk(path: path) }
+        guard unlinkat(directory, target.name, 0) == 0 else { throw .system(path: path, operation: "unlink", Errno(rawValue: errno)) }
+        if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
+    }
+
+    // MARK: - The two ways of writing
+
+    private func replace(
+        _ bytes: [UInt8], path: String, target: Target, directory: CInt, current: Fingerprint?
+    ) throws(WriteError) -> Fingerprint {
+        let temp = Self.tempName(for: target.name)
+        let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
+        var committed = false
+        defer {
+            close(fd)
+            if !committed { unlinkat(directory, temp, 0) }
+        }
+        try writeAll(bytes, to: fd, path: path)
+        let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
+        guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
+        if let current, current.owner != getuid() || current.group != getgid() {
+            if fchown(fd, current.owner, current.group) != 0 {
+                // The owner cannot be kept by replacing the file: write it in place instead.
+                return try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current)
+            }
+        }
+        if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
+        guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat temp file", Errno(rawValue: errno)) }
+        _beforeCommit?(path)
+        ownWrites.record(target.displayPath, written)
+        // Compare-and-swap: the last look at the target before it is replaced.
+        guard Fingerprint.of(target.name, in: directory) == current else {
+            ownWrites.forget(target.displayPath)
+            throw .changedOnDisk(path: path)
+        }
+        let renamed = current == nil
+            ? CAutosaveShims_renameNoReplace(directory, temp, directory, target.name)
+            : renameat(directory, temp, directory, target.name)
+        guard renamed == 0 else {
+            let code = Errno(rawValue: errno)
+            ownWrites.forget(target.displayPath)
+            if code == .fileExists { throw .changedOnDisk(path: path) }
+            throw .system(path: path, operation: "rename", code)
+        }
+        committed = true
+        if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
+        return written
+    }
+
+    /// Overwrites the file's own inode (several hard links, or an owner we cannot give a new file).
+    private func writeInPlace(
+        _ bytes: [UInt8], path: String, target: Target, directory: CInt, expected: Fingerprint
+    ) throws(WriteError) -> Fingerprint {
+        let fd = openat(directory, target.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .system(path: path, operation: "open", Errno(rawValue: errno)) }
+        defer { close(fd) }
+        guard Fingerprint.of(descriptor: fd) == expected else { throw .changedOnDisk(path: path) }
+        try writeAll(bytes, to: fd, path: path)
+        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .system(path: path, operation: "truncate", Errno(rawValue: errno)) }
+        if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
+        guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat", Errno(rawValue: errno)) }
+        ownWrites.record(target.displayPath, written)
+        return written
+    }
+
+    private func writeAll(_ bytes: [UInt8], to fd: CInt, path: String) throws(WriteError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .system(path: path, operation: "write", Errno(rawValue: errno))
+            }
+            offset += written
+        }
+    }
+
+    // MARK: - Paths
+
+    /// Where a relative path really leads: its directory and name after resolving symlinks.
+    struct Target {
+        var directory: String
+        var name: String
+        /// The path relative to the root that will change (the symlink's target for a link).
+        var displayPath: String
+    }
+
+    func resolve(_ path: String) throws(WriteError) -> Target {
+        let absolute = root + "/" + path
+        var resolved = absolute
+        if let real = realpath(absolute, nil) {
+            resolved = String(cString: real)
+            free(real)
+        } else {
+            // A file that does not exist yet: resolve its directory, keep its name.
+            guard let slash = absolute.lastIndex(of: "/") else { throw .outsideRoot(path: path, target: absolute) }
+            let parent = String(absolute[..<slash])
+            let name = String(absolute[absolute.index(after: slash)...])
+            if let status = Fingerprint.of(absolute), status.isSymbolicLink {
+                // A symlink to nothing: refuse to invent where it should lead.
+                throw .system(path: path, operation: "resolve symlink", .noSuchFileOrDirectory)
+            }
+            guard let real = realpath(parent, nil) else { throw .system(path: path, operation: "resolve directory", Errno(rawValue: errno)) }
+            resolved = String(cString: real) + "/" + name
+            free(real)
+        }
+        guard resolved.hasPrefix(root + "/") else { throw .outsideRoot(path: path, target: resolved) }
+        let slash = resolved.lastIndex(of: "/")!
+        return Target(
+            directory: String(resolved[..<slash]), name: String(resolved[resolved.index(after: slash)...]),
+            displayPath: String(resolved.dropFirst(root.count + 1)))
+    }
+
+    /// `.<name>.autosave-<random>.tmp`: reserved for the agent and ignored by its watcher.
+    static func tempName(for name: String) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        var random = SystemRandomNumberGenerator()
+        let suffix = String((0..<10).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+        // Keep the temp name within NAME_MAX (255) even for a 255-byte name.
+        let stem = name.utf8.count > 200 ? String(decoding: name.utf8.prefix(200), as: UTF8.self) : name
+        return ".\(stem).autosave-\(suffix).tmp"
+    }
+
+    /// The umask, read without changing it (`umask(2)` would race with other threads).
+    static func processUmask() -> mode_t {
+        guard let status = try? FileContents.read("/proc/self/status") else { return 0o022 }
+        let text = String(decoding: status, as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("Umask:") {
+            let value = line.dropFirst("Umask:".count).trimmingPrefix { $0 == " " || $0 == "\t" }
+            return mode_t(value, radix: 8) ?? 0o022
+        }
+        return 0o022
+    }
+}

@@ -1,0 +1,29 @@
+import SystemPackage
+
+/// Why a save did not happen. Every case leaves the file on disk as it was and the buffer dirty.
+public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file on disk is no longer the version the buffer was based on: someone else wrote it.
+    /// Nothing was written; the save becomes a reconcile.
+    case changedOnDisk(path: String)
+    /// The path, or the symlink it is, leads outside the root.
+    case outsideRoot(path: String, target: String)
+    /// The path is a directory or another kind of file that is not a regular file.
+    case notARegularFile(path: String)
+    /// A system call failed (`EACCES`, `ENOSPC`, `EROFS`, `EIO`, a failed `fsync`, …).
+    case system(path: String, operation: String, Errno)
+
+    /// The errno behind the failure, when there is one.
+    public var errno: Errno? {
+        if case .system(_, _, let errno) = self { return errno }
+        return nil
+    }
+
+    public var description: String {
+        switch self {
+        case .changedOnDisk(let path): "\(path) changed on disk since it was read; nothing was written"
+        case .outsideRoot(let path, let target): "\(path) leads outside the root (to \(target)); refused"
+        case .notARegularFile(let path): "\(path) is not a regular file"
+        case .system(let path, let operation, let errno): "\(operation) \(path): \(errno.description)"
+        }
+    }
+}

@@ -1,0 +1,123 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import SystemPackage
+import Testing
+
+@Suite struct AtomicWriterTests {
+    let project: TemporaryDirectory
+    let writer: AtomicWriter
+
+    init() throws {
+        project = try TemporaryDirectory()
+        writer = AtomicWriter(root: project.path)
+    }
+
+    func fingerprint(_ path: String) -> Fingerprint? { Fingerprint.of(project.url(path)) }
+
+    func leftovers() throws -> [String] {
+        try FileManager.default.subpathsOfDirectory(atPath: project.path).filter { $0.contains(".autosave-") }
+    }
+
+    @Test func aNewFileGetsTheUmaskModeAndNeverReplacesAnother() throws {
+        let written = try writer.write(Array("hello\n".utf8), to: "new.txt", expecting: nil)
+        #expect(try project.read("new.txt") == "hello\n")
+        #expect(written == fingerprint("new.txt"))
+        #expect(written.mode & 0o777 == UInt32(0o666 & ~AtomicWriter.processUmask()))
+        #expect(throws: WriteError.changedOnDisk(path: "new.txt")) {
+            try writer.write(Array("other".utf8), to: "new.txt", expecting: nil)
+        }
+        #expect(try project.read("new.txt") == "hello\n")
+        #expect(try leftovers().isEmpty)
+    }
+
+    @Test func replacingKeepsTheModeAndLeavesNoTempFile() throws {
+        try project.write("a.sh", "old")
+        chmod(project.url("a.sh"), 0o750)
+        let before = try #require(fingerprint("a.sh"))
+        let after = try writer.write(Array("new".utf8), to: "a.sh", expecting: before)
+        #expect(try project.read("a.sh") == "new")
+        #expect(after.mode & 0o7777 == 0o750)
+        #expect(after.inode != before.inode, "the file was replaced, not rewritten")
+        #expect(try leftovers().isEmpty)
+    }
+
+    @Test func anUnseenEditIsNeverOverwritten() throws {
+        try project.write("f.txt", "base")
+        let seen = try #require(fingerprint("f.txt"))
+        try project.write("f.txt", "someone else's edit, longer")
+        #expect(throws: WriteError.changedOnDisk(path: "f.txt")) {
+            try writer.write(Array("mine".utf8), to: "f.txt", expecting: seen)
+        }
+        #expect(try project.read("f.txt") == "someone else's edit, longer")
+        #expect(try leftovers().isEmpty)
+    }
+
+    @Test func aSymlinkIsWrittenThroughAndStaysALink() throws {
+        try project.write("real/target.txt", "old")
+        try FileManager.default.createSymbolicLink(atPath: project.url("link.txt"), withDestinationPath: "real/target.txt")
+        let expected = try #require(fingerprint("real/target.txt"))
+        _ = try writer.write(Array("through".utf8), to: "link.txt", expecting: expected)
+        #expect(try project.read("real/target.txt") == "through")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: project.url("link.txt")) == "real/target.txt")
+    }
+
+    @Test func aSymlinkLeadingOutOfTheRootIsRefused() throws {
+        let outside = try TemporaryDirectory()
+        try outside.write("secret.txt", "outside")
+        try FileManager.default.createSymbolicLink(atPath: project.url("escape.txt"), withDestinationPath: outside.url("secret.txt"))
+        #expect(throws: WriteError.outsideRoot(path: "escape.txt", target: outside.url("secret.txt"))) {
+            try writer.write(Array("x".utf8), to: "escape.txt", expecting: Fingerprint.of(outside.url("secret.txt")))
+        }
+        #expect(try outside.read("secret.txt") == "outside")
+    }
+
+    @Test func hardLinksAreWrittenInPlaceWhenPreserved() throws {
+        try project.write("a.txt", "shared")
+        link(project.url("a.txt"), project.url("b.txt"))
+        let before = try #require(fingerprint("a.txt"))
+        let after = try writer.write(Array("both see this".utf8), to: "a.txt", expecting: before)
+        #expect(after.inode == before.inode)
+        #expect(try project.read("b.txt") == "both see this")
+    }
+
+    @Test func hardLinksAreBrokenWhenAskedTo() throws {
+        try project.write("a.txt", "shared")
+        link(project.url("a.txt"), project.url("b.txt"))
+        let breaking = AtomicWriter(root: project.path, hardLinks: .break)
+        _ = try breaking.write(Array("only a".utf8), to: "a.txt", expecting: fingerprint("a.txt"))
+        #expect(try project.read("a.txt") == "only a")
+        #expect(try project.read("b.txt") == "shared")
+    }
+
+    @Test func removalChecksTheVersionFirst() throws {
+        try project.write("f.txt", "x")
+        let seen = try #require(fingerprint("f.txt"))
+        try project.write("f.txt", "changed meanwhile!")
+        #expect(throws: WriteError.changedOnDisk(path: "f.txt")) { try writer.remove("f.txt", expecting: seen) }
+        #expect(project.exists("f.txt"))
+        try writer.remove("f.txt", expecting: try #require(fingerprint("f.txt")))
+        #expect(!project.exists("f.txt"))
+    }
+
+    @Test func ownWritesAreRecordedBeforeTheyLand() throws {
+        try project.write("f.txt", "x")
+        let written = try writer.write(Array("mine".utf8), to: "f.txt", expecting: fingerprint("f.txt"))
+        #expect(writer.ownWrites.isOwn("f.txt", current: written))
+        #expect(!writer.ownWrites.isOwn("f.txt", current: written), "a record is used once")
+    }
+
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "skipped: mounting a tmpfs needs root"))
+    func aFullDiskFailsCleanlyAndLeavesTheOldFile() throws {
+        let disk = try SmallFilesystem(bytes: 64 << 10)
+        let small = AtomicWriter(root: disk.path)
+        _ = try small.write(Array("precious".utf8), to: "f.txt", expecting: nil)
+        let before = Fingerprint.of(disk.path + "/f.txt")
+        let huge = [UInt8](repeating: 0x41, count: 1 << 20)
+        #expect(throws: WriteError.system(path: "f.txt", operation: "write", .noSpace)) {
+            try small.write(huge, to: "f.txt", expecting: before)
+        }
+        #expect(try FileContents.read(disk.path + "/f.txt") == Array("precious".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["f.txt"])
+    }
+}

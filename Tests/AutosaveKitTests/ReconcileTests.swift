@@ -1,0 +1,159 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Testing
+
+@Suite struct ReconciliationDecisionTests {
+    func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test func sameBytesAsBaseOrContentChangeNothing() {
+        #expect(Reconciliation.decide(base: bytes("a"), content: bytes("b"), disk: bytes("a"), mergeEnabled: true) == .unchanged)
+        #expect(Reconciliation.decide(base: bytes("a"), content: bytes("b"), disk: bytes("b"), mergeEnabled: true) == .unchanged)
+        #expect(Reconciliation.decide(base: nil, content: nil, disk: nil, mergeEnabled: true) == .unchanged)
+    }
+
+    @Test func cleanReloadsAndDirtyMergesOrConflicts() {
+        #expect(Reconciliation.decide(base: bytes("a\n"), content: bytes("a\n"), disk: bytes("z\n"), mergeEnabled: true) == .reload)
+        #expect(
+            Reconciliation.decide(base: bytes("1\n2\n3\n"), content: bytes("one\n2\n3\n"), disk: bytes("1\n2\nthree\n"), mergeEnabled: true)
+                == .merge(bytes("one\n2\nthree\n")))
+        #expect(Reconciliation.decide(base: bytes("1\n"), content: bytes("a\n"), disk: bytes("b\n"), mergeEnabled: true) == .conflict)
+        #expect(
+            Reconciliation.decide(base: bytes("1\n2\n3\n"), content: bytes("one\n2\n3\n"), disk: bytes("1\n2\nthree\n"), mergeEnabled: false)
+                == .conflict)
+    }
+
+    @Test func removalRecreatesDirtyAndClosesClean() {
+        #expect(Reconciliation.decide(base: bytes("a"), content: bytes("b"), disk: nil, mergeEnabled: true) == .recreate)
+        #expect(Reconciliation.decide(base: bytes("a"), content: bytes("a"), disk: nil, mergeEnabled: true) == .close)
+        #expect(Reconciliation.decide(base: bytes("a"), content: nil, disk: nil, mergeEnabled: true) == .unchanged)
+    }
+}
+
+@Suite struct ReconcileTests {
+    @Test func aCleanBufferReloads() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "old\n"])
+        _ = try await harness.workspace.open("a.txt")
+        try harness.project.write("a.txt", "from vim\n")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("a.txt") == "from vim\n")
+        #expect(try await harness.workspace.read("a.txt").revision == 1)
+        #expect(harness.logged("reloaded").first?.fields["path"] == "a.txt")
+        // Subscribers get events through their own stream: wait for it rather than race it.
+        _ = try await harness.events.first(timeout: .seconds(20), "reloaded event") { $0 == .reloaded(path: "a.txt", revision: 1) }
+        await harness.stop()
+    }
+
+    @Test func aDirtyBufferMergesAnEditElsewhereAndSavesTheMerge() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\ntwo\nthree\n"])
+        _ = try await harness.write("a.txt", "ONE\ntwo\nthree\n")
+        try runTool("/bin/sed", ["-i", "s/three/THREE/", harness.project.url("a.txt")])
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("a.txt") == "ONE\ntwo\nTHREE\n")
+        #expect(harness.logged("merged").count == 1)
+        #expect(await harness.workspace.status().first?.isDirty == true)
+        try await harness.advance(by: harness.delay)
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(try harness.project.read("a.txt") == "ONE\ntwo\nTHREE\n")
+        await harness.stop()
+    }
+
+    @Test func aSaveThatFindsAnUnseenEditMergesInsteadOfClobbering() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\ntwo\nthree\n"])
+        _ = try await harness.write("a.txt", "ONE\ntwo\nthree\n")
+        // The external edit lands before the watcher reports it: the save's compare-and-swap catches it.
+        try harness.project.write("a.txt", "one\ntwo\nTHREE\n")
+        try await harness.workspace.save(["a.txt"])
+        #expect(try await harness.text("a.txt") == "ONE\ntwo\nTHREE\n")
+        try await harness.workspace.save(["a.txt"])
+        #expect(try harness.project.read("a.txt") == "ONE\ntwo\nTHREE\n")
+        await harness.stop()
+    }
+
+    @Test func overlappingEditsKeepTheDiskVersionAndCopyTheBuffer() async throws {
+        let harness = try await WorkspaceHarness(files: ["src/a.txt": "line\n"])
+        _ = try await harness.write("src/a.txt", "mine\n")
+        try harness.project.write("src/a.txt", "theirs\n")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("src/a.txt") == "theirs\n")
+        #expect(await harness.workspace.status().first?.isDirty == false)
+        let conflict = try #require(harness.logged("conflict").first)
+        #expect(conflict.fields["kind"] == "overlap")
+        #expect(conflict.fields["kept"] == "disk")
+        let copy = try #require(conflict.fields["copy"])
+        #expect(copy.hasPrefix(".autosave/conflicts/src/a.txt."))
+        #expect(try harness.project.read(copy) == "mine\n")
+        #expect(try harness.project.read("src/a.txt") == "theirs\n")
+        await harness.stop()
+    }
+
+    @Test func overlappingEditsCanKeepTheBuffer() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "line\n"]) { $0.conflicts.keep = .buffer }
+        _ = try await harness.write("a.txt", "mine\n")
+        try harness.project.write("a.txt", "theirs\n")
+        await harness.settleExternalChanges()
+        let copy = try #require(harness.logged("conflict").first?.fields["copy"])
+        #expect(try harness.project.read(copy) == "theirs\n")
+        try await harness.workspace.save(["a.txt"])
+        #expect(try harness.project.read("a.txt") == "mine\n")
+        await harness.stop()
+    }
+
+    @Test func identicalConflictCopiesAreKeptOnce() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "line\n"])
+        for round in 0..<2 {
+            _ = try await harness.write("a.txt", "mine\n")
+            try harness.project.write("a.txt", "theirs \(round)\n")
+            await harness.settleExternalChanges()
+        }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: harness.project.url(".autosave/conflicts"))
+        #expect(copies.count == 1)
+        #expect(harness.logged("conflict").count == 2)
+        await harness.stop()
+    }
+
+    @Test func aFileRemovedUnderUnsavedEditsIsWrittenAgain() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "x\n"])
+        _ = try await harness.write("a.txt", "unsaved\n")
+        try harness.project.remove("a.txt")
+        await harness.settleExternalChanges()
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(try harness.project.read("a.txt") == "unsaved\n")
+        #expect(harness.logged("conflict").first?.fields["kind"] == "removed")
+        await harness.stop()
+    }
+
+    @Test func aCleanBufferWhoseFileIsRemovedCloses() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "x\n"])
+        _ = try await harness.workspace.open("a.txt")
+        try harness.project.remove("a.txt")
+        await harness.settleExternalChanges()
+        #expect(await harness.workspace.status().isEmpty)
+        #expect(harness.logged("removed").first?.fields["path"] == "a.txt")
+        #expect(!harness.project.exists("a.txt"))
+        await harness.stop()
+    }
+
+    @Test func aBufferFollowsItsFileWhenRenamed() async throws {
+        let harness = try await WorkspaceHarness(files: ["old.txt": "x\n", "dir/inner.txt": "y\n"])
+        _ = try await harness.write("old.txt", "edited\n")
+        _ = try await harness.workspace.open("dir/inner.txt")
+        try harness.project.rename("old.txt", "new.txt")
+        try harness.project.rename("dir", "moved")
+        await harness.settleExternalChanges()
+        #expect(await harness.workspace.status().map(\.path) == ["moved/inner.txt", "new.txt"])
+        try await harness.workspace.save(["new.txt"])
+        #expect(try harness.project.read("new.txt") == "edited\n")
+        #expect(!harness.project.exists("old.txt"))
+        await harness.stop()
+    }
+
+    @Test func permissionsSurviveASaveThroughTheBuffer() async throws {
+        let harness = try await WorkspaceHarness(files: ["run.sh": "#!/bin/sh\n"])
+        chmod(harness.project.url("run.sh"), 0o755)
+        _ = try await harness.write("run.sh", "#!/bin/sh\necho hi\n")
+        try await harness.workspace.save(["run.sh"])
+        #expect((Fingerprint.of(harness.project.url("run.sh"))?.mode ?? 0) & 0o777 == 0o755)
+        await harness.stop()
+    }
+}

@@ -1,0 +1,77 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Logging
+
+/// A Workspace on a real temp project, its time driven by a manual clock.
+final class WorkspaceHarness: Sendable {
+    let project: TemporaryDirectory
+    let clock = ManualClock()
+    let logs = AsyncRecorder<CapturedLog>()
+    let events = AsyncRecorder<AgentEvent>()
+    let workspace: Workspace<ManualClock>
+    let configuration: Configuration
+    let runTask: Task<Void, Never>
+
+    init(
+        files: [String: String] = [:], root: String? = nil, configure: (inout Configuration) -> Void = { _ in },
+        beforeCommit: (@Sendable (String) -> Void)? = nil
+    ) async throws {
+        project = try TemporaryDirectory()
+        for (path, content) in files { try project.write(path, content) }
+        var configuration = Configuration()
+        configure(&configuration)
+        self.configuration = configuration
+        let rootPath = root ?? project.path
+        let resolved = ResolvedConfiguration(
+            configuration: configuration, root: rootPath, stateDirectory: rootPath + "/.autosave", file: nil)
+        workspace = Workspace(
+            configuration: resolved, clock: clock, logger: LogCapture.logger(logs), _beforeCommit: beforeCommit)
+        try await workspace.start()
+        events.record(workspace.events())
+        let workspace = self.workspace
+        runTask = Task { await workspace.run() }
+    }
+
+    var delay: Duration { .milliseconds(configuration.autosave.delayMs) }
+    var settle: Duration { .milliseconds(configuration.watch.settleMs) }
+
+    /// Lets the watcher see every change made so far, settles it, and waits until buffers took it.
+    func settleExternalChanges() async {
+        await workspace.watcherBarrier()
+        clock.advance(by: settle)
+        await workspace.sync()
+    }
+
+    /// Moves time on by `duration` and waits until the autosaves due by then have landed.
+    func advance(by duration: Duration) async throws {
+        clock.advance(by: duration)
+        try await waitForQuietBuffers()
+    }
+
+    /// Waits until no buffer is saving and every due save has run.
+    func waitForQuietBuffers() async throws {
+        for _ in 0..<10_000 {
+            let statuses = await workspace.status()
+            let now = clock.now
+            _ = now
+            if statuses.allSatisfy({ !$0.isSaving && ($0.pendingSaveInMilliseconds.map { $0 > 0 } ?? true) }) { return }
+            await Task.yield()
+        }
+    }
+
+    func text(_ path: String) async throws -> String? {
+        try await workspace.read(path).content.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func write(_ path: String, _ text: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws -> Int {
+        try await workspace.write(path, Array(text.utf8), changeID: changeID, ifRevision: ifRevision)
+    }
+
+    func logged(_ event: String) -> [CapturedLog] { logs.elements.filter { $0.event == event } }
+
+    func stop() async {
+        await workspace.shutdown()
+        await runTask.value
+    }
+}
