@@ -52,9 +52,16 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     public func start() async throws(InotifyError) {
         try await watcher.start()
         let changes = watcher.changes
+        let rescans = watcher.rescans
         consumer = Task { [weak self] in
-            for await change in changes {
-                await self?.handle(change)
+            await withTaskGroup { group in
+                group.addTask {
+                    for await change in changes { await self?.handle(change) }
+                }
+                group.addTask {
+                    // Events were lost: whatever the rescan could not pin down, content comparison will.
+                    for await _ in rescans { await self?.reconcileAll() }
+                }
             }
         }
     }
@@ -151,6 +158,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         await withCheckedContinuation { handledWaiters.append((target, $0)) }
     }
 
+    /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
+    func _stallWatcher() -> ReaderStall { watcher._stallReader() }
+
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
 
@@ -180,11 +190,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     // MARK: - Routing
 
     private func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
-        if let existing = buffers[path] { return existing }
+        if let existing = buffers[path] {
+            try await existing.ensureLoaded()
+            return existing
+        }
         let buffer = FileBuffer(path: path, context: context)
         buffers[path] = buffer
         do {
-            try await buffer.load()
+            try await buffer.ensureLoaded()
         } catch {
             if buffers[path] === buffer { buffers[path] = nil }
             throw error
@@ -228,6 +241,10 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         buffers[to] = buffer
         logger.info("moved", metadata: ["from": "\(from)", "to": "\(to)"])
         broadcast.emit(.moved(from: from, to: to))
+    }
+
+    private func reconcileAll() async {
+        for key in buffers.keys.sorted() { await reconcile(key) }
     }
 
     private func reconcile(_ path: String) async {

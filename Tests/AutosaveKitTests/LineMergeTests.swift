@@ -187,17 +187,26 @@ import Testing
             let theirsLine = block * 100 + 50 + random.below(45)
             let oursNew = Array("ours changed \(oursLine)\n".utf8)
             let theirsNew = Array("theirs changed \(theirsLine)\n".utf8)
-            oursEdits[oursLine] = block % 10 == 3 ? [] : block % 7 == 1 ? [oursNew, oursNew] : [oursNew]
-            theirsEdits[theirsLine] = block % 9 == 4 ? [] : block % 8 == 2 ? [theirsNew, baseLines[theirsLine]] : [theirsNew]
+            // Mostly one line replaced; now and then a deletion, or a replacement plus an inserted line.
+            switch block % 10 {
+            case 3: oursEdits[oursLine] = []
+            case 6: oursEdits[oursLine] = [oursNew, oursNew]
+            default: oursEdits[oursLine] = [oursNew]
+            }
+            switch block % 9 {
+            case 4: theirsEdits[theirsLine] = []
+            case 7: theirsEdits[theirsLine] = [theirsNew, baseLines[theirsLine]]
+            default: theirsEdits[theirsLine] = [theirsNew]
+            }
         }
         func build(_ edits: [[Int: [[UInt8]]]]) -> [UInt8] {
             var bytes: [UInt8] = []
-            for (index, line) in baseLines.enumerated() {
-                if let replacement = edits.lazy.compactMap({ $0[index] }).first {
-                    for newLine in replacement { bytes.append(contentsOf: newLine) }
-                } else {
-                    bytes.append(contentsOf: line)
+            for index in baseLines.indices {
+                var replacement: [[UInt8]] = [baseLines[index]]
+                for sideEdits in edits {
+                    if let lines = sideEdits[index] { replacement = lines }
                 }
+                for line in replacement { bytes.append(contentsOf: line) }
             }
             return bytes
         }

@@ -1,4 +1,4 @@
-import AutosaveKit
+@testable import AutosaveKit
 import AutosaveTestKit
 import Foundation
 import Inotify
@@ -35,6 +35,27 @@ import Testing
         #expect(changes.filter { $0.path == "edited.txt" } == [FileChange(.modified, "edited.txt")])
         #expect(changes.filter { $0.path == "deleted.txt" } == [FileChange(.removed, "deleted.txt")])
         #expect(!changes.contains { $0.path == "same.txt" })
+        await harness.stop()
+    }
+
+    @Test func buffersAreReconciledAfterAnOverflow() async throws {
+        let harness = try await WorkspaceHarness(files: ["clean.txt": "old\n", "dirty.txt": "a\nb\nc\n"])
+        _ = try await harness.workspace.open("clean.txt")
+        _ = try await harness.write("dirty.txt", "A\nb\nc\n")
+        let limit = KernelLimits.maxQueuedEvents ?? 16_384
+        let stall = await harness.workspace._stallWatcher()
+        await stall.waitUntilStalled()
+        for index in 0..<(limit / 2 + 10) {
+            close(open(harness.project.url("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        }
+        // These edits happen after the queue is full: only the rescan can find them.
+        try harness.project.write("clean.txt", "new\n")
+        try harness.project.write("dirty.txt", "a\nb\nC\n")
+        stall.release()
+        _ = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("clean.txt") == "new\n")
+        #expect(try await harness.text("dirty.txt") == "A\nb\nC\n")
         await harness.stop()
     }
 }

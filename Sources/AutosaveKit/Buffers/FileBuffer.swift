@@ -49,10 +49,32 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             maxDelay: .milliseconds(context.configuration.autosave.maxDelayMs))
     }
 
-    /// Reads the file into the buffer; a missing file gives an empty buffer for a new file.
+    /// The first read, shared by every caller that arrives while it runs.
+    private var loading: Task<Result<Void, WorkspaceError>, Never>?
+
+    /// Returns once the file has been read into the buffer; edits wait for it, so none is
+    /// overwritten by a read that finishes after it.
     ///
     /// - Throws: `WorkspaceError.unreadable` (too large, not a regular file, I/O error).
-    func load() async throws(WorkspaceError) {
+    func ensureLoaded() async throws(WorkspaceError) {
+        guard isLoading else { return }
+        let task = loading ?? Task { await self.loadResult() }
+        loading = task
+        try await task.value.get()
+    }
+
+    private func loadResult() async -> Result<Void, WorkspaceError> {
+        do {
+            try await load()
+            return .success(())
+        } catch {
+            loading = nil
+            return .failure(error)
+        }
+    }
+
+    /// Reads the file into the buffer; a missing file gives an empty buffer for a new file.
+    private func load() async throws(WorkspaceError) {
         let absolute = context.absolute(path)
         let display = path
         let limit = context.configuration.limits.maxFileBytes

@@ -81,7 +81,7 @@ extension LineMerge {
 
         /// Splits each range of `buffer` into lines and gives equal lines equal ids, in order of first appearance.
         private static func intern(_ buffer: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>]) -> ([SplitFile], Int) {
-            var splits: [(bounds: [Int], hashes: [UInt64])] = []
+            var splits: [Split] = []
             var lineCount = 0
             for range in ranges {
                 let split = Self.split(buffer, range)
@@ -102,10 +102,14 @@ extension LineMerge {
             for split in splits {
                 var ids: [Int] = []
                 ids.reserveCapacity(split.hashes.count)
-                for line in 0..<split.hashes.count {
-                    let hash = split.hashes[line]
-                    let start = split.bounds[line]
-                    let end = split.bounds[line + 1]
+                let hashes = split.hashes
+                let bounds = split.bounds
+                var line = 0
+                while line < hashes.count {
+                    let hash = hashes[line]
+                    let start = bounds[line]
+                    let end = bounds[line + 1]
+                    line += 1
                     var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
                     while true {
                         let candidate = slots[slot]
@@ -131,10 +135,14 @@ extension LineMerge {
             return (files, classHash.count)
         }
 
+        /// One range split into lines: boundaries as in `SplitFile`, and a hash of each line.
+        private struct Split {
+            var bounds: [Int]
+            var hashes: [UInt64]
+        }
+
         /// The line boundaries of `range` (each line ends after a `"\n"`, or at the end) and each line's FNV-1a hash.
-        private static func split(
-            _ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
-        ) -> (bounds: [Int], hashes: [UInt64]) {
+        private static func split(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Split {
             let basis: UInt64 = 0xcbf2_9ce4_8422_2325
             let prime: UInt64 = 0x0000_0100_0000_01b3
             var bounds = [range.lowerBound]
@@ -156,7 +164,7 @@ extension LineMerge {
                 bounds.append(end)
                 hashes.append(hash)
             }
-            return (bounds, hashes)
+            return Split(bounds: bounds, hashes: hashes)
         }
 
         /// Whether `buffer[start1..<end1]` and `buffer[start2..<end2]` hold the same bytes.
@@ -203,39 +211,56 @@ extension LineMerge {
     enum Differ {
         /// The change hunks turning the line ids `base` into `side` (all ids in `0..<classCount`), from a shortest
         /// edit script, or a near-shortest one for inputs whose diff would cost more than `costLimit` (by default
-        /// about the square root of the input size, at least 1024) steps per split.
+        /// about the square root of the input size, at least 256) steps per split.
         static func hunks(base: [Int], side: [Int], classCount: Int, costLimit: Int? = nil) -> [Hunk] {
             // A line that does not occur in the other sequence at all cannot be part of any common subsequence:
             // mark it changed up front and diff only the rest. Wholly rewritten files thus cost next to nothing.
-            var inBase = [Bool](repeating: false, count: classCount)
-            var inSide = [Bool](repeating: false, count: classCount)
-            for id in base { inBase[id] = true }
-            for id in side { inSide[id] = true }
-
+            // (Index loops throughout: they stay fast in unoptimized builds, where iterators do not.)
+            let (xs, xMap) = Self.kept(base, occurringIn: side, classCount: classCount)
+            let (ys, yMap) = Self.kept(side, occurringIn: base, classCount: classCount)
+            let (xChanged, yChanged) = Myers.changes(xs, ys, costLimit: costLimit)
             var baseChanged = [Bool](repeating: true, count: base.count)
             var sideChanged = [Bool](repeating: true, count: side.count)
-            var xs: [Int] = []
-            var xMap: [Int] = []
-            var ys: [Int] = []
-            var yMap: [Int] = []
-            for (index, id) in base.enumerated() where inSide[id] {
-                xs.append(id)
-                xMap.append(index)
+            var index = 0
+            while index < xs.count {
+                if !xChanged[index] { baseChanged[xMap[index]] = false }
+                index += 1
             }
-            for (index, id) in side.enumerated() where inBase[id] {
-                ys.append(id)
-                yMap.append(index)
+            index = 0
+            while index < ys.count {
+                if !yChanged[index] { sideChanged[yMap[index]] = false }
+                index += 1
             }
-
-            let (xChanged, yChanged) = Myers.changes(xs, ys, costLimit: costLimit)
-            for index in 0..<xs.count where !xChanged[index] { baseChanged[xMap[index]] = false }
-            for index in 0..<ys.count where !yChanged[index] { sideChanged[yMap[index]] = false }
 
             // Discarding loses where the discarded lines were, so a change within a run of equal lines can land
             // anywhere in the run; slide each change next to the other file's change, as git does.
             compact(base, &baseChanged, other: sideChanged)
             compact(side, &sideChanged, other: baseChanged)
             return Self.hunks(baseChanged: baseChanged, sideChanged: sideChanged)
+        }
+
+        /// The elements of `ids` that occur in `other`, and the index in `ids` of each.
+        private static func kept(_ ids: [Int], occurringIn other: [Int], classCount: Int) -> ([Int], [Int]) {
+            var occurs = [Bool](repeating: false, count: classCount)
+            var index = 0
+            while index < other.count {
+                occurs[other[index]] = true
+                index += 1
+            }
+            var kept: [Int] = []
+            var positions: [Int] = []
+            kept.reserveCapacity(ids.count)
+            positions.reserveCapacity(ids.count)
+            index = 0
+            while index < ids.count {
+                let id = ids[index]
+                if occurs[id] {
+                    kept.append(id)
+                    positions.append(index)
+                }
+                index += 1
+            }
+            return (kept, positions)
         }
 
         /// A maximal run `start..<end` of changed lines; empty between two unchanged lines.
@@ -405,14 +430,14 @@ extension LineMerge {
                 fd.deallocate()
                 bd.deallocate()
             }
-            for (index, id) in x.enumerated() { (xv + index).initialize(to: id) }
-            for (index, id) in y.enumerated() { (yv + index).initialize(to: id) }
+            _ = UnsafeMutableBufferPointer(start: xv, count: n).initialize(from: x)
+            _ = UnsafeMutableBufferPointer(start: yv, count: m).initialize(from: y)
             xChanged.initialize(repeating: false, count: n + 1)
             yChanged.initialize(repeating: false, count: m + 1)
             fd.initialize(repeating: -1, count: diagonals)
             bd.initialize(repeating: Int.max, count: diagonals)
 
-            // As GNU diff: about the square root of the problem size, but never below 1024.
+            // As git's xdiff: about the square root of the problem size, but never below 256.
             var tooExpensive = 1
             var remaining = n + m + 3
             while remaining != 0 {
@@ -421,13 +446,11 @@ extension LineMerge {
             }
             let myers = Myers(
                 xv: xv, yv: yv, xChanged: xChanged, yChanged: yChanged, fd: fd, bd: bd, offset: m + 1,
-                xCount: n, yCount: m, tooExpensive: max(1, costLimit ?? max(1024, tooExpensive)))
+                xCount: n, yCount: m, tooExpensive: max(1, costLimit ?? max(256, tooExpensive)))
             myers.run()
 
-            var xResult = [Bool](repeating: false, count: n)
-            var yResult = [Bool](repeating: false, count: m)
-            for index in 0..<n where xChanged[index] { xResult[index] = true }
-            for index in 0..<m where yChanged[index] { yResult[index] = true }
+            let xResult = Array(UnsafeBufferPointer(start: xChanged, count: n))
+            let yResult = Array(UnsafeBufferPointer(start: yChanged, count: m))
             return (xResult, yResult)
         }
 

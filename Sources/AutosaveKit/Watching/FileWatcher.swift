@@ -11,6 +11,10 @@ import Logging
 public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Settled external changes, in the order they settled.
     public nonisolated let changes: AsyncStream<FileChange>
+    /// One element per finished rescan (after an overflow, or of unwatched directories): events
+    /// may have been lost, so whoever holds state about files should compare it with the disk.
+    public nonisolated let rescans: AsyncStream<Void>
+    private let rescansContinuation: AsyncStream<Void>.Continuation
     /// Everything the agent watches and ignores is decided by these rules.
     public nonisolated let rules: IgnoreRules
 
@@ -62,6 +66,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) })
         (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
+        (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
     }
 
@@ -269,6 +274,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             rescanTimer?.cancel()
             rescanTimer = nil
         }
+        rescansContinuation.yield()
     }
 
     private func emit(_ change: FileChange, extra: Logger.Metadata = [:]) {
@@ -326,6 +332,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         barrierWaiters.removeAll()
         resumeSettledWaiters()
         changesContinuation.finish()
+        rescansContinuation.finish()
         inputContinuation.finish()
     }
 
