@@ -151,8 +151,12 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     ///
     /// Changes settle first, so this takes up to `watch.settleMs` longer than the change itself.
     public func sync() async {
-        await watcher.sync()
-        await watcher.waitUntilSettled()
+        await watcher.syncAndSettle()
+        await waitForHandledChanges()
+    }
+
+    /// Returns once every change the watcher has reported so far has reached its buffer.
+    func waitForHandledChanges() async {
         let target = await watcher.emittedCount
         if handledChanges >= target { return }
         await withCheckedContinuation { handledWaiters.append((target, $0)) }
@@ -160,6 +164,13 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
     func _stallWatcher() -> ReaderStall { watcher._stallReader() }
+
+    /// Whether no settle window is open and every settled change has reached its buffer.
+    func isQuiet() async -> Bool {
+        let open = await watcher.openWindowCount
+        let emitted = await watcher.emittedCount
+        return open == 0 && handledChanges >= emitted
+    }
 
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
@@ -231,16 +242,15 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     private func follow(from: String, to: String) async {
+        // The map changes before any await, so no request ever finds neither buffer.
         guard let buffer = buffers.removeValue(forKey: from) else { return }
-        if let replaced = buffers[to] {
-            // The rename went over another open file: that buffer sees its file replaced.
-            buffers[to] = nil
-            await replaced.markClosed()
-        }
-        await buffer.move(to: to)
+        let replaced = buffers[to]
         buffers[to] = buffer
+        await buffer.move(to: to)
         logger.info("moved", metadata: ["from": "\(from)", "to": "\(to)"])
         broadcast.emit(.moved(from: from, to: to))
+        // The rename went over another open file: its unsaved edits go to a conflict copy.
+        if let replaced, replaced !== buffer { await replaced.closeReplaced() }
     }
 
     private func reconcileAll() async {

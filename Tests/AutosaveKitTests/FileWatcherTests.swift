@@ -36,7 +36,7 @@ final class WatcherHarness: Sendable {
         let before = changes.elements.count
         await watcher.sync()
         clock.advance(by: settle)
-        await watcher.waitUntilSettled()
+        await watcher.syncAndSettle()
         // Changes reach the recorder through a stream; a barrier does not cover that hop.
         let reported = try await logs.wait(timeout: .seconds(20), "logged changes") { _ in true }
             .filter { $0.event == "external-change" }.count

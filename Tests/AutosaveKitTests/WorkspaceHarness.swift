@@ -37,10 +37,25 @@ final class WorkspaceHarness: Sendable {
     var settle: Duration { .milliseconds(configuration.watch.settleMs) }
 
     /// Lets the watcher see every change made so far, settles it, and waits until buffers took it.
+    ///
+    /// Time moves in steps of the settle window until nothing is pending, so saves that changes
+    /// cause (and the events those saves cause) are settled too. `Workspace.sync()` is not used:
+    /// it waits for the clock, which here moves only when told to.
     func settleExternalChanges() async {
-        await workspace.watcherBarrier()
-        clock.advance(by: settle)
-        await workspace.sync()
+        for round in 0..<200 {
+            await workspace.watcherBarrier()
+            if await workspace.isQuiet() {
+                trace("settle: quiet after \(round) rounds")
+                return
+            }
+            clock.advance(by: settle)
+            try? await waitForQuietBuffers()
+        }
+        trace("settle: still busy after 200 rounds")
+    }
+
+    func trace(_ message: String) {
+        traceLine("  " + message)
     }
 
     /// Moves time on by `duration` and waits until the autosaves due by then have landed.
@@ -71,7 +86,10 @@ final class WorkspaceHarness: Sendable {
     func logged(_ event: String) -> [CapturedLog] { logs.elements.filter { $0.event == event } }
 
     func stop() async {
+        trace("stop: shutdown")
         await workspace.shutdown()
+        trace("stop: run task")
         await runTask.value
+        trace("stop: done")
     }
 }

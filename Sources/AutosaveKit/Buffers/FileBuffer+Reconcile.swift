@@ -134,4 +134,31 @@ extension FileBuffer {
         }
         contentChanged()
     }
+
+    /// Another file was renamed over this buffer's file: the buffer goes, its unsaved edits are
+    /// kept as a conflict copy first.
+    func closeReplaced() async {
+        defer { markClosed() }
+        guard isDirty, let content else { return }
+        let copies = context.copies
+        let path = self.path
+        let revision = self.revision
+        do {
+            let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
+                try copies.keep(content, of: path, revision: revision)
+            }
+            let copy = kept.path.hasPrefix(context.root + "/") ? String(kept.path.dropFirst(context.root.count + 1)) : kept.path
+            context.logger.warning(
+                "conflict",
+                metadata: [
+                    "path": "\(path)", "kind": "replaced", "kept": "disk", "copy": "\(copy)", "revision": "\(revision)",
+                    "next": "another file was renamed over it; the buffer's unsaved edits are in the copy",
+                ])
+            context.emit(.conflict(path: path, kind: "replaced", kept: .disk, copy: copy))
+        } catch {
+            context.logger.error(
+                "conflict-copy-failed",
+                metadata: ["path": "\(path)", "error": "\(error)", "next": "the unsaved edits of the replaced buffer are lost"])
+        }
+    }
 }

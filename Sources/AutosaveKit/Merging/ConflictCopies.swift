@@ -43,22 +43,27 @@ public struct ConflictCopies: Sendable {
         } catch {
             throw .system(path: parent, operation: "create conflicts directory", .init(rawValue: CInt((error as NSError).code)))
         }
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [])
-            .filter { $0.hasPrefix(name + ".") && !$0.hasPrefix(".") }
-        for copy in existing {
-            if let old = try? FileContents.read(parent + "/" + copy), old == bytes {
-                return Kept(path: parent + "/" + copy, count: existing.count, isDuplicate: true)
-            }
-        }
-        var copyName = "\(name).\(Self.stamp(date)).\(revision)"
-        var attempt = 1
-        while existing.contains(copyName) {
-            attempt += 1
-            copyName = "\(name).\(Self.stamp(date)).\(revision)-\(attempt)"
-        }
         let writer = AtomicWriter(root: parent, fsync: fsync, hardLinks: .break)
-        _ = try writer.write(bytes, to: copyName, expecting: nil)
-        return Kept(path: parent + "/" + copyName, count: existing.count + 1, isDuplicate: false)
+        // Two conflicts of one file in the same second race for a name: the loser takes the next.
+        for attempt in 1...1000 {
+            let existing = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [])
+                .filter { $0.hasPrefix(name + ".") && !$0.hasPrefix(".") }
+            for copy in existing {
+                if let old = try? FileContents.read(parent + "/" + copy), old == bytes {
+                    return Kept(path: parent + "/" + copy, count: existing.count, isDuplicate: true)
+                }
+            }
+            let base = "\(name).\(Self.stamp(date)).\(revision)"
+            let copyName = attempt == 1 ? base : "\(base)-\(attempt)"
+            guard !existing.contains(copyName) else { continue }
+            do {
+                _ = try writer.write(bytes, to: copyName, expecting: nil)
+            } catch .changedOnDisk {
+                continue
+            }
+            return Kept(path: parent + "/" + copyName, count: existing.count + 1, isDuplicate: false)
+        }
+        throw .system(path: target, operation: "name a conflict copy", .fileExists)
     }
 
     /// `yyyyMMdd-HHmmss` in UTC.

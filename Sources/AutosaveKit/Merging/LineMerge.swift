@@ -583,7 +583,7 @@ extension LineMerge {
 
                 if !minimal && cost >= tooExpensive {
                     return bestSoFar(
-                        xoff, xlim, yoff, ylim, fd: fd, bd: bd, forward: fmin...fmax, backward: bmin...bmax)
+                        xoff, xlim, yoff, ylim, fd: fd, bd: bd, forward: (fmin, fmax), backward: (bmin, bmax))
                 }
                 cost += 1
             }
@@ -593,13 +593,13 @@ extension LineMerge {
         private func bestSoFar(
             _ xoff: Int, _ xlim: Int, _ yoff: Int, _ ylim: Int,
             fd: UnsafeMutablePointer<Int>, bd: UnsafeMutablePointer<Int>,
-            forward: ClosedRange<Int>, backward: ClosedRange<Int>
+            forward: (lowest: Int, highest: Int), backward: (lowest: Int, highest: Int)
         ) -> Partition {
             // The forward diagonal that maximizes x + y.
             var fxybest = -1
             var fxbest = xoff
-            var d = forward.upperBound
-            while d >= forward.lowerBound {
+            var d = forward.highest
+            while d >= forward.lowest {
                 var x = min(fd[d], xlim)
                 var y = x - d
                 if ylim < y {
@@ -615,8 +615,8 @@ extension LineMerge {
             // The backward diagonal that minimizes x + y.
             var bxybest = Int.max
             var bxbest = xlim
-            d = backward.upperBound
-            while d >= backward.lowerBound {
+            d = backward.highest
+            while d >= backward.lowest {
                 var x = max(xoff, bd[d])
                 var y = x - d
                 if y < yoff {

@@ -72,6 +72,9 @@ struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duratio
         return queueStart < queue.count ? queue[queueStart].deadline : nil
     }
 
+    /// When the last window open now closes (later events may open more); nil when none is open.
+    var latestDeadline: Instant? { pending.values.map(\.deadline).max() }
+
     /// Whether `path` has events inside its window.
     func isPending(_ path: String) -> Bool { pending[path] != nil }
 

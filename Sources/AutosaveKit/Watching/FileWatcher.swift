@@ -28,8 +28,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     private var settler: ChangeSettler<C.Instant>
     private var known = KnownFiles([String]())
-    private var barrierWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    private var settledWaiters: [CheckedContinuation<Void, Never>] = []
+    private var barrierWaiters: [UInt64: CheckedContinuation<C.Instant?, Never>] = [:]
+    /// Every window with a deadline up to this instant has been settled.
+    private var settledThrough: C.Instant?
+    private var settledWaiters: [(deadline: C.Instant, continuation: CheckedContinuation<Void, Never>)] = []
     private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>)?
     private var rescanTimer: Task<Void, Never>?
     private var isStopped = false
@@ -111,8 +113,22 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     ///
     /// Changes still inside their settle window are reported when it closes, not before.
     public func sync() async {
-        guard !isStopped else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        _ = await barrier()
+    }
+
+    /// Returns once every change that happened before the call has been reported: the events
+    /// are in (a barrier), and the settle windows they opened have closed. Windows opened by
+    /// later events do not hold it up.
+    public func syncAndSettle() async {
+        guard let deadline = await barrier() else { return }
+        if let settled = settledThrough, deadline <= settled { return }
+        await withCheckedContinuation { settledWaiters.append((deadline, $0)) }
+    }
+
+    /// Waits for a barrier; returns the latest settle deadline open when it arrived.
+    private func barrier() async -> C.Instant? {
+        guard !isStopped else { return nil }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<C.Instant?, Never>) in
             barrierWaiters[inotify.requestBarrier()] = continuation
         }
     }
@@ -127,14 +143,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
     public nonisolated func _stallReader() -> ReaderStall { inotify._stallReader() }
 
-    /// Returns once no settle window is open: every change seen so far has been reported.
-    ///
-    /// With a real clock that is at most `watch.settleMs` after the last event; tests that drive
-    /// a manual clock advance it first.
-    public func waitUntilSettled() async {
-        guard !settler.pending.isEmpty, !isStopped else { return }
-        await withCheckedContinuation { settledWaiters.append($0) }
-    }
+
+    /// How many names are inside an open settle window.
+    public var openWindowCount: Int { settler.pending.count }
 
     /// How many files the watcher currently knows.
     public var knownFileCount: Int { known.count }
@@ -179,7 +190,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 ])
             startRescanTimer(every: interval)
         case .barrier(let number):
-            barrierWaiters.removeValue(forKey: number)?.resume()
+            barrierWaiters.removeValue(forKey: number)?.resume(returning: settler.latestDeadline)
         case .failed(let error):
             logger.error("watch-failed", metadata: ["error": "\(error)", "next": "stopping: changes are no longer seen"])
         }
@@ -191,7 +202,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func settleDue() {
-        for due in settler.takeDue(at: clock.now) {
+        let now = clock.now
+        for due in settler.takeDue(at: now) {
             if let source = due.movedFrom,
                 known.contains(source), !exists(source), exists(due.path)
             {
@@ -203,13 +215,15 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             if let source = due.movedFrom { classify(source) }
             classify(due.path)
         }
-        if settler.pending.isEmpty { resumeSettledWaiters() }
+        settledThrough = now
+        resumeSettledWaiters(through: now)
     }
 
-    private func resumeSettledWaiters() {
-        let waiters = settledWaiters
-        settledWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+    /// Resumes the waiters whose windows have all closed by `now` (all of them when nil).
+    private func resumeSettledWaiters(through now: C.Instant?) {
+        let ready = settledWaiters.filter { now == nil || $0.deadline <= now! }
+        settledWaiters.removeAll { now == nil || $0.deadline <= now! }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     private func classify(_ path: String) {
@@ -328,9 +342,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         settleTimer = nil
         rescanTimer?.cancel()
         rescanTimer = nil
-        for waiter in barrierWaiters.values { waiter.resume() }
+        for waiter in barrierWaiters.values { waiter.resume(returning: nil) }
         barrierWaiters.removeAll()
-        resumeSettledWaiters()
+        resumeSettledWaiters(through: nil)
         changesContinuation.finish()
         rescansContinuation.finish()
         inputContinuation.finish()
