@@ -112,6 +112,19 @@ import Testing
         await harness.stop()
     }
 
+    @Test func openingAFileThatDoesNotExistCreatesNothing() async throws {
+        let harness = try await WorkspaceHarness()
+        let status = try await harness.workspace.open("later.txt")
+        #expect(status.isDirty == false)
+        #expect(status.bytes == nil)
+        try await harness.advance(by: .seconds(30))
+        #expect(!harness.project.exists("later.txt"))
+        _ = try await harness.write("later.txt", "")
+        try await harness.workspace.saveAll()
+        #expect(try harness.project.read("later.txt") == "", "an empty file is still a file")
+        await harness.stop()
+    }
+
     @Test func binaryContentRoundTripsByteForByte() async throws {
         let harness = try await WorkspaceHarness()
         let bytes: [UInt8] = [0xFF, 0xFE, 0x00, 0x0A, 0xC3, 0x28, 0x80, 0x0D]

@@ -73,7 +73,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Reads the file into the buffer; a missing file gives an empty buffer for a new file.
+    /// Reads the file into the buffer; a missing file gives a buffer with no content, for a new file.
     private func load() async throws(WorkspaceError) {
         let absolute = context.absolute(path)
         let display = path
@@ -86,9 +86,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         } catch {
             throw .unreadable(error)
         }
+        // A file that does not exist yet stays absent (nil) until a client writes it.
         base = version
-        content = version?.bytes ?? []
-        if version == nil { base = nil }
+        content = version?.bytes
         isLoading = false
     }
 
