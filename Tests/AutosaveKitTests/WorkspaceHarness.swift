@@ -68,8 +68,6 @@ final class WorkspaceHarness: Sendable {
     func waitForQuietBuffers() async throws {
         for _ in 0..<10_000 {
             let statuses = await workspace.status()
-            let now = clock.now
-            _ = now
             if statuses.allSatisfy({ !$0.isSaving && ($0.pendingSaveInMilliseconds.map { $0 > 0 } ?? true) }) { return }
             await Task.yield()
         }
