@@ -1,0 +1,230 @@
+import Foundation
+import SystemPackage
+
+/// Why the journal cannot be used. The agent refuses to start rather than lose or overwrite it.
+public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Written by a newer agent; nothing was changed.
+    case futureVersion(path: String, found: UInt32, supported: UInt32)
+    /// The file is not a journal at all; nothing was changed.
+    case notAJournal(path: String)
+    /// A system call failed.
+    case system(path: String, operation: String, Errno)
+
+    public var description: String {
+        switch self {
+        case .futureVersion(let path, let found, let supported):
+            "\(path) was written by a newer autosave (journal format \(found), this one reads \(supported)); "
+                + "it was left untouched — run the newer version, or move the file away to start without it"
+        case .notAJournal(let path):
+            "\(path) is not an autosave journal; it was left untouched — move it away to start"
+        case .system(let path, let operation, let errno): "\(operation) \(path): \(errno.description)"
+        }
+    }
+}
+
+/// The edits clients were told are accepted, kept on disk until they are saved, so a crash
+/// loses none of them.
+///
+/// Appends are written in order; with `fsync` on, `append` returns once the record is durable,
+/// and appends that arrive while an fsync runs share the next one (group commit). Records of
+/// revisions already saved are obsolete; the journal rewrites itself without them once they
+/// dominate, so it never grows without bound.
+public actor EditJournal {
+    /// What `open` found: records not yet saved, and how much of a torn tail it dropped.
+    public struct Recovery: Sendable, Equatable {
+        /// The latest unsaved record per path, in path order.
+        public var records: [JournalRecord]
+        /// Bytes of a record cut short by a crash, ignored and truncated.
+        public var tornBytes: Int
+    }
+
+    public nonisolated let directory: String
+    private let isDurable: Bool
+    private var file: FileDescriptor
+    private var size: Int
+    /// The newest unsaved record per path; what a rewrite keeps.
+    private var live: [String: JournalRecord] = [:]
+    private var liveBytes = 0
+    private var appended = 0
+    private var synced = 0
+    private var isSyncing = false
+    private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
+
+    /// Rewrites happen once the file is this large and mostly obsolete.
+    static var compactionThreshold: Int { 1 << 20 }
+
+    var path: String { directory + "/journal.log" }
+
+    private init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
+        self.directory = directory
+        self.isDurable = isDurable
+        self.file = file
+        self.size = size
+        for record in live {
+            self.live[record.path] = record
+            liveBytes += record.content.count + record.path.utf8.count
+        }
+    }
+
+    /// Opens the journal in `directory` (creating it), and returns what it holds that was never saved.
+    ///
+    /// - Throws: `JournalError.futureVersion` or `.notAJournal` without touching the file, or `.system`.
+    public static func open(directory: String, fsync: Bool) throws(JournalError) -> (EditJournal, Recovery) {
+        let path = directory + "/journal.log"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
+        }
+        unlink(directory + "/journal.next")
+        var existing: [UInt8] = []
+        do { existing = try FileContents.read(path) } catch where error == .noSuchFileOrDirectory {} catch {
+            throw .system(path: path, operation: "read", error)
+        }
+        var records: [JournalRecord] = []
+        var validBytes = 0
+        if !existing.isEmpty {
+            guard existing.count >= JournalFormat.headerSize, Array(existing[0..<4]) == JournalFormat.magic else {
+                throw .notAJournal(path: path)
+            }
+            let version = JournalFormat.readLE32(existing, 4)
+            guard version <= JournalFormat.version else {
+                throw .futureVersion(path: path, found: version, supported: JournalFormat.version)
+            }
+            (records, validBytes) = JournalFormat.decode(existing)
+        }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(
+                FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
+            if existing.isEmpty {
+                _ = try descriptor.writeAll(JournalFormat.header())
+                validBytes = JournalFormat.headerSize
+            } else if validBytes < existing.count {
+                try descriptor.resize(to: Int64(validBytes))
+            }
+            _ = try descriptor.seek(offset: Int64(validBytes), from: .start)
+            if fsync { try descriptor.sync() }
+        } catch {
+            throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
+        }
+        let recovered = unsaved(records)
+        let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
+        return (journal, Recovery(records: recovered, tornBytes: existing.isEmpty ? 0 : existing.count - validBytes))
+    }
+
+    /// The newest record per path that no `saved` record covers.
+    static func unsaved(_ records: [JournalRecord]) -> [JournalRecord] {
+        var latest: [String: JournalRecord] = [:]
+        var savedThrough: [String: Int] = [:]
+        for record in records {
+            switch record.kind {
+            case .saved: savedThrough[record.path] = max(savedThrough[record.path] ?? 0, record.revision)
+            case .write, .delete:
+                if (latest[record.path]?.revision ?? -1) <= record.revision { latest[record.path] = record }
+            }
+        }
+        return latest.values.filter { $0.revision > (savedThrough[$0.path] ?? -1) }.sorted { $0.path < $1.path }
+    }
+
+    /// Appends an accepted edit; returns once it is durable (when `fsync` is on).
+    ///
+    /// - Throws: `JournalError.system` when it cannot be written or synced: the edit must then be
+    ///   refused, since it would not survive a crash.
+    public func append(_ record: JournalRecord) async throws(JournalError) {
+        let bytes = JournalFormat.encode(record)
+        do { _ = try file.writeAll(bytes) } catch {
+            throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
+        }
+        size += bytes.count
+        appended += 1
+        remember(record)
+        guard isDurable else { return }
+        let sequence = appended
+        let result = await withCheckedContinuation { continuation in
+            syncWaiters.append((sequence, continuation))
+            startSyncIfIdle()
+        }
+        try result.get()
+    }
+
+    /// Notes that `path` is on disk up to `revision`: its older records are obsolete.
+    public func markSaved(_ path: String, revision: Int) async throws(JournalError) {
+        guard let record = live[path], record.revision <= revision else { return }
+        live[path] = nil
+        liveBytes -= record.content.count + record.path.utf8.count
+        let marker = JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision))
+        do { _ = try file.writeAll(marker) } catch {
+            throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
+        }
+        size += marker.count
+        // A lost marker only means the same bytes are recovered and found already on disk.
+        if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {
+            try await compact()
+        }
+    }
+
+    /// The journal's size on disk, in bytes.
+    public var byteCount: Int { size }
+
+    private func remember(_ record: JournalRecord) {
+        if let old = live[record.path] { liveBytes -= old.content.count + old.path.utf8.count }
+        live[record.path] = record
+        liveBytes += record.content.count + record.path.utf8.count
+    }
+
+    // MARK: - Group commit
+
+    private func startSyncIfIdle() {
+        guard !isSyncing, let _ = syncWaiters.first else { return }
+        isSyncing = true
+        let target = appended
+        let file = self.file
+        let path = self.path
+        Task {
+            let result = await BlockingIO.run { () -> Result<Void, JournalError> in
+                do {
+                    try file.sync()
+                    return .success(())
+                } catch {
+                    return .failure(.system(path: path, operation: "fsync", error as? Errno ?? .ioError))
+                }
+            }
+            self.finishSync(through: target, result)
+        }
+    }
+
+    private func finishSync(through target: Int, _ result: Result<Void, JournalError>) {
+        isSyncing = false
+        if case .success = result { synced = max(synced, target) }
+        let ready = syncWaiters.filter { $0.sequence <= target }
+        syncWaiters.removeAll { $0.sequence <= target }
+        for waiter in ready { waiter.continuation.resume(returning: result) }
+        startSyncIfIdle()
+    }
+
+    // MARK: - Compaction
+
+    /// Rewrites the journal with only the unsaved records: a new file, synced, renamed over.
+    private func compact() async throws(JournalError) {
+        let next = directory + "/journal.next"
+        var bytes = JournalFormat.header()
+        for key in live.keys.sorted() { bytes += JournalFormat.encode(live[key]!) }
+        do {
+            let fresh = try FileDescriptor.open(
+                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
+            _ = try fresh.writeAll(bytes)
+            try fresh.sync()
+            guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
+            let directoryFD = try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
+            try? directoryFD.sync()
+            try? directoryFD.close()
+            try? file.close()
+            file = fresh
+            size = bytes.count
+        } catch {
+            unlink(next)
+            throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Testing
+
+@Suite struct EditJournalTests {
+    func record(_ path: String, _ revision: Int, _ text: String, id: UUID? = nil) -> JournalRecord {
+        JournalRecord(kind: .write, path: path, revision: revision, changeID: id, content: Array(text.utf8))
+    }
+
+    @Test func unsavedEditsComeBackAfterAReopen() async throws {
+        let state = try TemporaryDirectory()
+        let id = UUID()
+        do {
+            let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+            #expect(recovery.records.isEmpty)
+            try await journal.append(record("a.txt", 1, "one"))
+            try await journal.append(record("a.txt", 2, "two", id: id))
+            try await journal.append(record("b.txt", 1, "bee"))
+            try await journal.markSaved("b.txt", revision: 1)
+            try await journal.append(JournalRecord(kind: .delete, path: "c.txt", revision: 4))
+        }
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.records == [record("a.txt", 2, "two", id: id), JournalRecord(kind: .delete, path: "c.txt", revision: 4)])
+        #expect(recovery.tornBytes == 0)
+    }
+
+    @Test func aTornTailIsIgnoredAndCutOff() async throws {
+        let state = try TemporaryDirectory()
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(record("a.txt", 1, "kept"))
+            try await journal.append(record("a.txt", 2, "torn by a crash"))
+        }
+        let path = state.path + "/journal.log"
+        let bytes = try FileContents.read(path)
+        try Data(bytes.dropLast(5)).write(to: URL(fileURLWithPath: path))
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records == [record("a.txt", 1, "kept")])
+        #expect(recovery.tornBytes > 0)
+        try await journal.append(record("a.txt", 3, "after the crash"))
+        let (_, again) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(again.records == [record("a.txt", 3, "after the crash")])
+    }
+
+    @Test func aCorruptRecordEndsTheReplay() async throws {
+        let state = try TemporaryDirectory()
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(record("a.txt", 1, "good"))
+            try await journal.append(record("a.txt", 2, "flipped"))
+        }
+        let path = state.path + "/journal.log"
+        var bytes = try FileContents.read(path)
+        bytes[bytes.count - 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records == [record("a.txt", 1, "good")])
+    }
+
+    @Test func aJournalFromTheFutureIsRefusedAndLeftAlone() throws {
+        let state = try TemporaryDirectory()
+        let future = Array("ASJ1".utf8) + [9, 0, 0, 0] + [1, 2, 3]
+        try Data(future).write(to: URL(fileURLWithPath: state.path + "/journal.log"))
+        #expect(throws: JournalError.futureVersion(path: state.path + "/journal.log", found: 9, supported: 1)) {
+            try EditJournal.open(directory: state.path, fsync: true)
+        }
+        #expect(try FileContents.read(state.path + "/journal.log") == future)
+        try Data("not a journal".utf8).write(to: URL(fileURLWithPath: state.path + "/journal.log"))
+        #expect(throws: JournalError.notAJournal(path: state.path + "/journal.log")) {
+            try EditJournal.open(directory: state.path, fsync: true)
+        }
+    }
+
+    @Test func concurrentAppendsShareFsyncsAndAllSurvive() async throws {
+        let state = try TemporaryDirectory()
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+        try await withThrowingTaskGroup { group in
+            for client in 0..<8 {
+                group.addTask {
+                    for index in 1...50 {
+                        try await journal.append(self.record("c\(client).txt", index, "client \(client) edit \(index)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.records.count == 8)
+        for client in 0..<8 {
+            #expect(recovery.records.contains(self.record("c\(client).txt", 50, "client \(client) edit 50")))
+        }
+    }
+
+    @Test func savedRevisionsAreCompactedAway() async throws {
+        let state = try TemporaryDirectory()
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        let big = String(repeating: "x", count: 64 << 10)
+        for revision in 1...100 {
+            try await journal.append(record("a.txt", revision, big + "\(revision)"))
+            try await journal.markSaved("a.txt", revision: revision)
+        }
+        try await journal.append(record("b.txt", 1, "still unsaved"))
+        #expect(await journal.byteCount < EditJournal.compactionThreshold + (70 << 10) * 2)
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records == [record("b.txt", 1, "still unsaved")])
+    }
+}
