@@ -10,7 +10,7 @@ import Logging
 public actor Workspace<C: Clock> where C.Duration == Duration {
     public nonisolated let root: String
     private let configuration: ResolvedConfiguration
-    private let context: BufferContext<C>
+    private var context: BufferContext<C>
     private let watcher: FileWatcher<C>
     private let broadcast: EventBroadcast
     private let logger: Logger
@@ -42,15 +42,35 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 stateDirectory: configuration.stateDirectory, maxCopiesPerFile: settings.conflicts.maxCopiesPerFile,
                 fsync: settings.write.fsync),
             clock: clock, logger: logger, emit: emit,
-            gitPause: GitPause(root: configuration.root, logger: logger, emit: emit))
+            gitPause: GitPause(root: configuration.root, logger: logger, emit: emit), journal: nil)
         self.watcher = FileWatcher(configuration: configuration, clock: clock, logger: logger, ownWrites: ownWrites)
     }
 
-    /// Watches the root (logs `ready`) and starts routing external changes to buffers.
+    /// Opens the journal, watches the root (logs `ready`), brings back the edits a crash left
+    /// unsaved (logs `recovered`), and starts routing external changes to buffers.
     ///
-    /// - Throws: `InotifyError` when the root cannot be watched.
-    public func start() async throws(InotifyError) {
+    /// - Throws: `JournalError` when the journal cannot be used (it is left untouched),
+    ///   `InotifyError` when the root cannot be watched.
+    public func start() async throws {
+        var recovered: [JournalRecord] = []
+        if configuration.configuration.journal.enabled {
+            let (journal, recovery) = try EditJournal.open(
+                directory: configuration.stateDirectory + "/journal", fsync: configuration.configuration.journal.fsync)
+            context = BufferContext(
+                root: context.root, configuration: context.configuration, writer: context.writer, copies: context.copies,
+                clock: context.clock, logger: context.logger, emit: context.emit, gitPause: context.gitPause, journal: journal)
+            if recovery.tornBytes > 0 {
+                logger.warning(
+                    "journal-torn",
+                    metadata: [
+                        "bytes": "\(recovery.tornBytes)",
+                        "next": "ignored the end of the journal that a crash cut short (it was never acknowledged)",
+                    ])
+            }
+            recovered = recovery.records
+        }
         try await watcher.start()
+        for record in recovered { await recover(record) }
         let changes = watcher.changes
         let rescans = watcher.rescans
         consumer = Task { [weak self] in
@@ -97,7 +117,23 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.staleRevision`, `.invalidPath`, `.tooLarge`, `.unreadable`.
     public func write(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
         let buffer = try await buffer(for: try normalize(path))
-        return try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
+        let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
+        try await journal(accepted)
+        return accepted.revision
+    }
+
+    /// Makes an accepted edit durable before it is acknowledged.
+    private func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) {
+        guard let journal = context.journal, let record = accepted.record else { return }
+        do { try await journal.append(record) } catch {
+            logger.error(
+                "journal-failed",
+                metadata: [
+                    "path": "\(record.path)", "error": "\(error)",
+                    "next": "the edit is in the buffer and will be saved, but would not survive a crash; the client is told",
+                ])
+            throw .journalFailed(error)
+        }
     }
 
     /// Saves the named buffers now; returns once each is durable.
@@ -133,9 +169,10 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Deletes `path` after every edit queued before it, durably, and returns the revision.
     public func remove(_ path: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
         let buffer = try await buffer(for: try normalize(path))
-        let revision = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
+        let accepted = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
+        try await journal(accepted)
         try await buffer.save()
-        return revision
+        return accepted.revision
     }
 
     /// Every open buffer, by path.
@@ -164,6 +201,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
     func _stallWatcher() -> ReaderStall { watcher._stallReader() }
+
+    /// Fault injection for tests: stops watching and every timer without saving anything, as a
+    /// crash would; unsaved edits remain only in the journal.
+    func _abandon() async {
+        for buffer in buffers.values { await buffer.markClosed() }
+        buffers.removeAll()
+        await watcher.stop()
+    }
 
     /// Whether no settle window is open and every settled change has reached its buffer.
     func isQuiet() async -> Bool {
@@ -247,10 +292,37 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let replaced = buffers[to]
         buffers[to] = buffer
         await buffer.move(to: to)
+        if let journal = context.journal, await buffer.isDirty {
+            // Unsaved edits now belong to the new name, also after a crash.
+            let record = await buffer.journalRecord()
+            try? await journal.append(record)
+            try? await journal.markSaved(from, revision: record.revision)
+        }
         logger.info("moved", metadata: ["from": "\(from)", "to": "\(to)"])
         broadcast.emit(.moved(from: from, to: to))
         // The rename went over another open file: its unsaved edits go to a conflict copy.
         if let replaced, replaced !== buffer { await replaced.closeReplaced() }
+    }
+
+    /// Brings back one edit the journal kept through a crash.
+    private func recover(_ record: JournalRecord) async {
+        guard let path = try? normalize(record.path) else { return }
+        let buffer = FileBuffer(path: path, context: context)
+        buffers[path] = buffer
+        do {
+            try await buffer.ensureLoaded()
+        } catch {
+            buffers[path] = nil
+            let kept = try? context.copies.keep(record.content, of: path, revision: record.revision)
+            logger.error(
+                "recover-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": kept.map { "the recovered edit is kept in \($0.path)" } ?? "the recovered edit stays in the journal",
+                ])
+            return
+        }
+        await buffer.recover(record)
     }
 
     private func reconcileAll() async {

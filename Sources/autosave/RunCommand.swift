@@ -1,6 +1,5 @@
 import ArgumentParser
 import AutosaveKit
-import Inotify
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -38,7 +37,7 @@ struct RunCommand: AsyncParsableCommand {
                 logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         do {
             try await group.run()
-        } catch let error as InotifyError {
+        } catch {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure
         }

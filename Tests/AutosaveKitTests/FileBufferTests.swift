@@ -211,7 +211,9 @@ import Testing
         let disk = try SmallFilesystem(bytes: 64 << 10)
         try Data("small".utf8).write(to: URL(fileURLWithPath: disk.path + "/a.txt"))
         try Data(repeating: 0, count: 40 << 10).write(to: URL(fileURLWithPath: disk.path + "/filler"))
-        let harness = try await WorkspaceHarness(root: disk.path)
+        // The journal lives elsewhere: this test is about the file's disk filling up.
+        let state = try TemporaryDirectory()
+        let harness = try await WorkspaceHarness(root: disk.path, stateDirectory: state.path)
         let big = String(repeating: "y", count: 30 << 10)
         _ = try await harness.write("a.txt", big)
         try await harness.advance(by: harness.delay)
@@ -263,3 +265,49 @@ final class SaveGate: Sendable {
 }
 
 import Synchronization
+
+@Suite struct RecoveryTests {
+    /// A workspace that stops without saving, as after `kill -9`.
+    func crash(_ harness: WorkspaceHarness) async {
+        await harness.workspace._abandon()
+    }
+
+    @Test func anAcknowledgedEditSurvivesACrashAndIsSaved() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "on disk\n")
+        do {
+            let harness = try await WorkspaceHarness(root: project.path) { $0.journal.fsync = true }
+            _ = try await harness.write("a.txt", "acknowledged, never saved\n")
+            await crash(harness)
+        }
+        #expect(try project.read("a.txt") == "on disk\n")
+        let restarted = try await WorkspaceHarness(root: project.path)
+        let recovered = try #require(restarted.logged("recovered").first)
+        #expect(recovered.fields["path"] == "a.txt")
+        #expect(try await restarted.text("a.txt") == "acknowledged, never saved\n")
+        try await restarted.advance(by: restarted.delay)
+        _ = try await restarted.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(try project.read("a.txt") == "acknowledged, never saved\n")
+        await restarted.stop()
+        let third = try await WorkspaceHarness(root: project.path)
+        #expect(third.logged("recovered").isEmpty, "a saved edit is not recovered again")
+        await third.stop()
+    }
+
+    @Test func aFileChangedWhileTheAgentWasDownKeepsBothVersions() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "base\n")
+        do {
+            let harness = try await WorkspaceHarness(root: project.path)
+            _ = try await harness.write("a.txt", "mine\n")
+            await crash(harness)
+        }
+        try project.write("a.txt", "theirs, while the agent was down\n")
+        let restarted = try await WorkspaceHarness(root: project.path)
+        let conflict = try #require(restarted.logged("conflict").first)
+        let copy = try #require(conflict.fields["copy"])
+        #expect(try project.read(copy) == "mine\n")
+        #expect(try project.read("a.txt") == "theirs, while the agent was down\n")
+        await restarted.stop()
+    }
+}

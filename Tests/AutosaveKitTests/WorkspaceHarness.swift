@@ -14,17 +14,20 @@ final class WorkspaceHarness: Sendable {
     let runTask: Task<Void, Never>
 
     init(
-        files: [String: String] = [:], root: String? = nil, configure: (inout Configuration) -> Void = { _ in },
+        files: [String: String] = [:], root: String? = nil, stateDirectory: String? = nil,
+        configure: (inout Configuration) -> Void = { _ in },
         beforeCommit: (@Sendable (String) -> Void)? = nil
     ) async throws {
         project = try TemporaryDirectory()
         for (path, content) in files { try project.write(path, content) }
         var configuration = Configuration()
+        // Durability of the journal has tests of its own; here an fsync per edit only costs time.
+        configuration.journal.fsync = false
         configure(&configuration)
         self.configuration = configuration
         let rootPath = root ?? project.path
         let resolved = ResolvedConfiguration(
-            configuration: configuration, root: rootPath, stateDirectory: rootPath + "/.autosave", file: nil)
+            configuration: configuration, root: rootPath, stateDirectory: stateDirectory ?? rootPath + "/.autosave", file: nil)
         workspace = Workspace(
             configuration: resolved, clock: clock, logger: LogCapture.logger(logs), _beforeCommit: beforeCommit)
         try await workspace.start()

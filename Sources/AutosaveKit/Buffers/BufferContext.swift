@@ -11,6 +11,8 @@ struct BufferContext<C: Clock>: Sendable where C.Duration == Duration {
     let logger: Logger
     let emit: @Sendable (AgentEvent) -> Void
     let gitPause: GitPause
+    /// Where accepted edits are kept until saved; nil when `journal.enabled` is false.
+    let journal: EditJournal?
 
     func absolute(_ path: String) -> String { root + "/" + path }
 }

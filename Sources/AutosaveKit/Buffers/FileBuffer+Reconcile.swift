@@ -80,7 +80,7 @@ extension FileBuffer {
     }
 
     /// Overlapping edits: the configured side keeps the path, the other is copied aside first.
-    private func keepBoth(_ disk: DiskVersion) async {
+    func keepBoth(_ disk: DiskVersion) async {
         let keep = context.configuration.conflicts.keep
         let loser = keep == .disk ? (content ?? []) : disk.bytes
         let revisionAtStart = revision
@@ -159,6 +159,33 @@ extension FileBuffer {
             context.logger.error(
                 "conflict-copy-failed",
                 metadata: ["path": "\(path)", "error": "\(error)", "next": "the unsaved edits of the replaced buffer are lost"])
+        }
+    }
+
+    /// Takes back an edit the journal kept through a crash, and reconciles it with the disk now.
+    ///
+    /// When the file is still the version the edit was made on, the buffer is simply dirty again
+    /// and autosaves. When it changed while the agent was down, the edit's base is gone, so no
+    /// merge is possible: both versions are kept, as for overlapping edits.
+    func recover(_ record: JournalRecord) async {
+        let recovered: [UInt8]? = record.kind == .delete ? nil : record.content
+        let isBaseUnchanged = base.map { ContentDigest.of($0.bytes) } == record.baseDigest
+        content = recovered
+        revision = max(revision, record.revision)
+        guard isDirty else {
+            contentChanged()
+            return
+        }
+        context.logger.notice(
+            "recovered",
+            metadata: [
+                "path": "\(path)", "revision": "\(revision)", "bytes": "\(recovered?.count ?? 0)",
+                "next": isBaseUnchanged ? "saving it after the quiet window" : "the file changed while the agent was down; keeping both",
+            ])
+        if !isBaseUnchanged, let disk = base {
+            await keepBoth(disk)
+        } else {
+            contentChanged()
         }
     }
 }

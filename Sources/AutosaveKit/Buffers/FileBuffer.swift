@@ -94,30 +94,44 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     // MARK: - Edits
 
+    /// An accepted edit: its revision, and the journal record that makes it survive a crash
+    /// (nil when the same change id was already applied, and so already journaled).
+    struct Accepted: Sendable {
+        var revision: Int
+        var record: JournalRecord?
+    }
+
     /// Replaces the content. The same `changeID` applied twice is applied once.
     ///
     /// - Returns: the revision the edit produced (or produced the first time).
     /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
     ///   `.tooLarge` over `limits.maxFileBytes`.
-    func write(_ bytes: [UInt8], changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Int {
-        if let changeID, let done = appliedChanges[changeID] { return done }
+    func write(_ bytes: [UInt8], changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
         if let ifRevision, ifRevision != revision {
             throw .staleRevision(path: path, expected: ifRevision, current: revision)
         }
         let limit = context.configuration.limits.maxFileBytes
         guard bytes.count <= limit else { throw .tooLarge(path: path, size: bytes.count, limit: limit) }
         accept(bytes, changeID: changeID)
-        return revision
+        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
     }
 
     /// Deletes the file, after every edit queued before it.
-    func delete(changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Int {
-        if let changeID, let done = appliedChanges[changeID] { return done }
+    func delete(changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
         if let ifRevision, ifRevision != revision {
             throw .staleRevision(path: path, expected: ifRevision, current: revision)
         }
         accept(nil, changeID: changeID)
-        return revision
+        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
+    }
+
+    /// The buffer's current state as a journal record (content and the base it was made on).
+    func journalRecord(changeID: UUID? = nil) -> JournalRecord {
+        JournalRecord(
+            kind: content == nil ? .delete : .write, path: path, revision: revision, changeID: changeID,
+            content: content ?? [], baseDigest: base.map { ContentDigest.of($0.bytes) })
     }
 
     private func accept(_ bytes: [UInt8]?, changeID: UUID?) {
@@ -206,6 +220,11 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                     "ms": "\((milliseconds * 10).rounded() / 10)",
                 ])
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
+            do { try await context.journal?.markSaved(path, revision: snapshot.revision) } catch {
+                context.logger.warning(
+                    "journal-failed",
+                    metadata: ["path": "\(path)", "error": "\(error)", "next": "the saved edit may be recovered again after a crash (harmless)"])
+            }
             if isDirty { schedule.edited(at: context.clock.now) } else { schedule.cleaned() }
             rescheduleTimer()
             if needsReconcile { await reconcileWithDisk() }

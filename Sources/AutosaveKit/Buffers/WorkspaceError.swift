@@ -12,6 +12,8 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     case saveFailed(path: String, WriteError)
     /// The content is larger than `limits.maxFileBytes`.
     case tooLarge(path: String, size: Int, limit: Int)
+    /// The edit was applied to the buffer but could not be journaled: it would not survive a crash.
+    case journalFailed(JournalError)
 
     public var description: String {
         switch self {
@@ -21,6 +23,8 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
         case .notOpen(let path): "\(path) is not open"
         case .unreadable(let error): error.description
         case .saveFailed(let path, let error): "saving \(path) failed: \(error); the buffer stays dirty and retries"
+        case .journalFailed(let error):
+            "the edit is in the buffer but not in the journal (\(error)); it will be saved, but a crash before then would lose it"
         case .tooLarge(let path, let size, let limit):
             "\(path): \(size) bytes is more than limits.maxFileBytes (\(limit)); nothing was changed"
         }

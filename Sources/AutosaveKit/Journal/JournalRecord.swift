@@ -17,13 +17,31 @@ public struct JournalRecord: Sendable, Equatable {
     public var revision: Int
     public var changeID: UUID?
     public var content: [UInt8]
+    /// `ContentDigest` of the disk version the edit was made on; nil when the file did not exist.
+    /// After a crash it tells whether the file changed while the agent was down.
+    public var baseDigest: UInt64?
 
-    public init(kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = []) {
+    public init(
+        kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil
+    ) {
         self.kind = kind
         self.path = path
         self.revision = revision
         self.changeID = changeID
         self.content = content
+        self.baseDigest = baseDigest
+    }
+}
+
+/// A 64-bit FNV-1a digest of a file's bytes, to recognise a version without keeping it.
+public enum ContentDigest {
+    public static func of(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash ^ UInt64(bytes.count)
     }
 }
 
@@ -31,14 +49,17 @@ public struct JournalRecord: Sendable, Equatable {
 ///
 /// A segment starts with an 8-byte header, `ASJ1` and the format version (UInt32, little
 /// endian). Each record is `length: UInt32 | crc32: UInt32 | payload`, and the payload is
-/// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | pathLength: UInt32 |
-/// path | content`. All integers little endian.
+/// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | hasBase: UInt8 |
+/// baseDigest: UInt64 | pathLength: UInt32 | path | content`. All integers little endian.
 enum JournalFormat {
     static let magic: [UInt8] = Array("ASJ1".utf8)
     static let version: UInt32 = 1
     static let headerSize = 8
     /// The largest record the reader accepts; anything larger is corruption, not data.
     static let maximumRecordSize = 1 << 34
+
+    /// Bytes of a payload before the path.
+    static let fixedPayload = 38
 
     static func header() -> [UInt8] { magic + le(version) }
 
@@ -50,6 +71,8 @@ enum JournalFormat {
         } else {
             payload += [UInt8](repeating: 0, count: 16)
         }
+        payload.append(record.baseDigest == nil ? 0 : 1)
+        payload += le(record.baseDigest ?? 0)
         let path = Array(record.path.utf8)
         payload += le(UInt32(path.count))
         payload += path
@@ -66,7 +89,7 @@ enum JournalFormat {
         while bytes.count - offset >= 8 {
             let length = Int(readLE32(bytes, offset))
             let checksum = readLE32(bytes, offset + 4)
-            guard length >= 29, length <= maximumRecordSize, bytes.count - offset - 8 >= length else { break }
+            guard length >= fixedPayload, length <= maximumRecordSize, bytes.count - offset - 8 >= length else { break }
             let payload = Array(bytes[(offset + 8)..<(offset + 8 + length)])
             guard CRC32.checksum(payload) == checksum, let record = decodePayload(payload) else { break }
             records.append(record)
@@ -83,11 +106,15 @@ enum JournalFormat {
         if idBytes.contains(where: { $0 != 0 }) {
             changeID = idBytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         }
-        let pathLength = Int(readLE32(payload, 25))
-        guard payload.count - 29 >= pathLength else { return nil }
-        guard let path = String(validating: payload[29..<(29 + pathLength)], as: UTF8.self) else { return nil }
-        let content = Array(payload[(29 + pathLength)...])
-        return JournalRecord(kind: kind, path: path, revision: revision, changeID: changeID, content: content)
+        let baseDigest = payload[25] == 0 ? nil : readLE64(payload, 26)
+        let pathLength = Int(readLE32(payload, 34))
+        guard payload.count - fixedPayload >= pathLength else { return nil }
+        guard let path = String(validating: payload[fixedPayload..<(fixedPayload + pathLength)], as: UTF8.self) else {
+            return nil
+        }
+        let content = Array(payload[(fixedPayload + pathLength)...])
+        return JournalRecord(
+            kind: kind, path: path, revision: revision, changeID: changeID, content: content, baseDigest: baseDigest)
     }
 
     static func le(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
