@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
     ],
     targets: [
         .systemLibrary(
@@ -37,10 +38,21 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(
+            name: "AutosaveControl",
+            dependencies: [
+                "AutosaveKit",
+                "CAutosaveShims",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "autosave",
             dependencies: [
                 "AutosaveKit",
+                "AutosaveControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

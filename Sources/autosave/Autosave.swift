@@ -8,7 +8,11 @@ struct Autosave: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "autosave",
         abstract: "Keeps a project folder's files safe while people and tools edit them at the same time.",
-        subcommands: [RunCommand.self, ConfigCommand.self]
+        subcommands: [
+            RunCommand.self, ConfigCommand.self, WriteCommand.self, CatCommand.self, OpenCommand.self, SaveCommand.self,
+            CloseCommand.self, RemoveCommand.self, StatusCommand.self, EventsCommand.self, SyncCommand.self,
+            StopCommand.self,
+        ]
     )
 
     /// Runs the command line; usage errors exit with 2 (not ArgumentParser's 64), like bad configuration.

@@ -1,5 +1,7 @@
 import ArgumentParser
+import AutosaveControl
 import AutosaveKit
+import Synchronization
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -30,16 +32,41 @@ struct RunCommand: AsyncParsableCommand {
         if let logLevel { resolved.configuration.log.level = logLevel }
         let log = resolved.configuration.log
         let logger = Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
+        let shutdown = ShutdownTrigger()
+        let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
+        let socketPath = SocketLocation.make(stateDirectory: resolved.stateDirectory, root: resolved.root)
+        let agent = Agent(configuration: resolved, logger: logger) { workspace in
+            let server = ControlServer(
+                socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
+                requestShutdown: { shutdown.trigger() })
+            try await server.run()
+        }
         let group = ServiceGroup(
             configuration: .init(
-                services: [Agent(configuration: resolved, logger: logger)],
+                services: [agent],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        shutdown.group = group
         do {
             try await group.run()
         } catch {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure
         }
+    }
+}
+
+/// Lets a client's `stop` reach the service group created after the agent.
+final class ShutdownTrigger: Sendable {
+    private let box = Mutex<ServiceGroup?>(nil)
+
+    var group: ServiceGroup? {
+        get { box.withLock { $0 } }
+        set { box.withLock { $0 = newValue } }
+    }
+
+    func trigger() {
+        guard let group else { return }
+        Task { await group.triggerGracefulShutdown() }
     }
 }

@@ -8,23 +8,45 @@ import ServiceLifecycle
 public struct Agent: Service {
     private let configuration: ResolvedConfiguration
     private let logger: Logger
+    private let control: (@Sendable (Workspace<ContinuousClock>) async throws -> Void)?
 
-    public init(configuration: ResolvedConfiguration, logger: Logger) {
+    /// - Parameter control: serves clients (the control socket) until its task is cancelled.
+    public init(
+        configuration: ResolvedConfiguration, logger: Logger,
+        control: (@Sendable (Workspace<ContinuousClock>) async throws -> Void)? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.control = control
     }
 
     /// Runs until graceful shutdown.
     ///
     /// - Throws: `InotifyError` when the root cannot be watched at all.
     public func run() async throws {
+        let lock = try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)
+        defer { withExtendedLifetime(lock) {} }
         let workspace = Workspace(configuration: configuration, clock: ContinuousClock(), logger: logger)
         try await workspace.start()
+        let control = self.control
+        let logger = self.logger
         let clock = ContinuousClock()
         let stopping = StopwatchBox()
         let flushed = FlushBox()
         await withGracefulShutdownHandler {
-            await workspace.run()
+            await withTaskGroup { group in
+                group.addTask { await workspace.run() }
+                if let control {
+                    group.addTask {
+                        do { try await control(workspace) } catch is CancellationError {} catch {
+                            logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
+                        }
+                    }
+                }
+                // The workspace stops last (after the flush); then the socket goes too.
+                await group.next()
+                group.cancelAll()
+            }
         } onGracefulShutdown: {
             stopping.start(clock.now)
             flushed.start { await workspace.shutdown() }

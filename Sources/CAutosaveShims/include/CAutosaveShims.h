@@ -1,10 +1,12 @@
 #ifndef C_AUTOSAVE_SHIMS_H
 #define C_AUTOSAVE_SHIMS_H
 
-// Linux calls that plain Glibc hides from Swift without _GNU_SOURCE. Declarations only.
+// Linux calls and types that plain Glibc hides from Swift without _GNU_SOURCE (renameat2, struct ucred).
+// Declarations only.
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 /// `renameat2(…, RENAME_NOREPLACE)`: fails with EEXIST instead of replacing an existing name.
 static inline int CAutosaveShims_renameNoReplace(int fromDirectory, const char *_Nonnull from, int toDirectory,

@@ -1,0 +1,75 @@
+import AutosaveKit
+import NIOCore
+import NIOPosix
+
+/// A connection to a running agent's control socket.
+public final class ControlClient: Sendable {
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// Connects to `socketPath`.
+    ///
+    /// - Throws: when nothing listens there (no agent is running).
+    public init(socketPath: String) async throws {
+        channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(unixDomainSocketPath: socketPath) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: 1 << 34)))
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// Sends one request and returns its result, or throws the agent's error.
+    ///
+    /// Events arriving before the response are handed to `onEvent`.
+    public func call(
+        _ method: RPCMethod, _ params: [JSONMember] = [], onEvent: (@Sendable (JSONValue) -> Void)? = nil
+    ) async throws -> JSONValue {
+        try await channel.executeThenClose { inbound, outbound in
+            try await self.exchange(method, params, inbound: inbound, outbound: outbound, keepReading: onEvent, stopAfterResponse: onEvent == nil)
+        }
+    }
+
+    private func exchange(
+        _ method: RPCMethod, _ params: [JSONMember], inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (JSONValue) -> Void)?,
+        stopAfterResponse: Bool
+    ) async throws -> JSONValue {
+        let request = JSONValue.object([
+            member("jsonrpc", .string("2.0")), member("id", .number("1")), member("method", .string(method.rawValue)),
+            member("params", .object(params)),
+        ])
+        try await outbound.write(ByteBuffer(string: request.jsonText + "\n"))
+        var result: JSONValue?
+        for try await line in inbound {
+            guard case .object(let members) = try JSONReader.parse(Array(line.readableBytesView)) else { continue }
+            if let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error {
+                let message = body.first { $0.key == "message" }?.value
+                throw ControlClientError.refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")
+            }
+            if let value = members.first(where: { $0.key == "result" })?.value {
+                result = value
+                if stopAfterResponse { return value }
+                continue
+            }
+            if let params = members.first(where: { $0.key == "params" })?.value { keepReading?(params) }
+        }
+        guard let result else { throw ControlClientError.disconnected }
+        return result
+    }
+}
+
+/// Why a client request failed.
+public enum ControlClientError: Error, CustomStringConvertible {
+    /// The agent answered with an error.
+    case refused(String)
+    /// The agent closed the connection before answering.
+    case disconnected
+
+    public var description: String {
+        switch self {
+        case .refused(let message): message
+        case .disconnected: "the agent closed the connection before answering"
+        }
+    }
+}

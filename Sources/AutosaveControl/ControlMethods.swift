@@ -1,0 +1,132 @@
+import AutosaveKit
+import Foundation
+
+/// Carries out one request against the workspace. Nothing here touches a file directly.
+struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
+    let workspace: Workspace<C>
+    /// Asks the agent to shut down gracefully (saving every dirty buffer).
+    let requestShutdown: @Sendable () -> Void
+
+    /// `path` as the agent names it in its log: relative to the root.
+    func shown(_ path: String) -> String {
+        path.hasPrefix(workspace.root + "/") ? String(path.dropFirst(workspace.root.count + 1)) : path
+    }
+
+    func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
+        guard let method = RPCMethod(rawValue: request.method) else { throw .methodNotFound(request.method) }
+        let params = RPCParams(members: request.params)
+        do {
+            switch method {
+            case .open:
+                return Self.json(try await workspace.open(try params.string("path")))
+            case .read:
+                let path = try params.string("path")
+                let (content, revision) = try await workspace.read(path)
+                var members = [member("path", .string(shown(path))), member("revision", .number(String(revision)))]
+                if let content {
+                    if let text = String(validating: content, as: UTF8.self) {
+                        members.append(member("content", .string(text)))
+                    } else {
+                        members.append(member("contentBase64", .string(Data(content).base64EncodedString())))
+                    }
+                } else {
+                    members.append(member("exists", .bool(false)))
+                }
+                return .object(members)
+            case .write:
+                let path = try params.string("path")
+                let revision = try await workspace.write(
+                    path, try params.content(), changeID: try params.optionalUUID("changeId"),
+                    ifRevision: try params.optionalInt("ifRevision"))
+                return .object([member("path", .string(shown(path))), member("revision", .number(String(revision)))])
+            case .save:
+                if try params.optionalBool("all") == true || params.value("paths") == nil {
+                    try await workspace.saveAll()
+                } else {
+                    try await workspace.save(try params.optionalStrings("paths") ?? [])
+                }
+                return .object([member("saved", .bool(true))])
+            case .close:
+                try await workspace.close(try params.string("path"))
+                return .object([member("closed", .bool(true))])
+            case .remove:
+                let path = try params.string("path")
+                let revision = try await workspace.remove(
+                    path, changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
+                return .object([member("path", .string(shown(path))), member("revision", .number(String(revision)))])
+            case .status:
+                let buffers = await workspace.status().map(Self.json)
+                return .object([member("root", .string(workspace.root)), member("buffers", .array(buffers))])
+            case .sync:
+                await workspace.sync()
+                return .object([member("synced", .bool(true))])
+            case .shutdown:
+                requestShutdown()
+                return .object([member("stopping", .bool(true))])
+            case .subscribe:
+                return .object([member("subscribed", .bool(true))])
+            }
+        } catch let error as RPCError {
+            throw error
+        } catch let error as WorkspaceError {
+            throw .refused(error.description, data: Self.data(error))
+        } catch {
+            throw .refused("\(error)")
+        }
+    }
+
+    static func json(_ status: BufferStatus) -> JSONValue {
+        var members = [
+            member("path", .string(status.path)), member("revision", .number(String(status.revision))),
+            member("dirty", .bool(status.isDirty)), member("saving", .bool(status.isSaving)),
+        ]
+        members.append(member("bytes", status.bytes.map { .number(String($0)) } ?? .null))
+        members.append(member("pendingSaveMs", status.pendingSaveInMilliseconds.map { .number(String($0)) } ?? .null))
+        return .object(members)
+    }
+
+    static func data(_ error: WorkspaceError) -> JSONValue {
+        switch error {
+        case .staleRevision(let path, _, let current):
+            .object([member("reason", .string("staleRevision")), member("path", .string(path)), member("currentRevision", .number(String(current)))])
+        case .invalidPath(let path, _): .object([member("reason", .string("invalidPath")), member("path", .string(path))])
+        case .notOpen(let path): .object([member("reason", .string("notOpen")), member("path", .string(path))])
+        case .tooLarge(let path, _, _): .object([member("reason", .string("tooLarge")), member("path", .string(path))])
+        case .unreadable: .object([member("reason", .string("unreadable"))])
+        case .saveFailed(let path, _): .object([member("reason", .string("saveFailed")), member("path", .string(path))])
+        case .journalFailed: .object([member("reason", .string("journalFailed"))])
+        }
+    }
+
+    /// An event as the `event` notification's params.
+    static func json(_ event: AgentEvent) -> JSONValue {
+        func object(_ name: String, _ fields: [(String, JSONValue)]) -> JSONValue {
+            .object([member("event", .string(name))] + fields.map { member($0.0, $0.1) })
+        }
+        func number(_ value: Int) -> JSONValue { .number(String(value)) }
+        switch event {
+        case .externalChange(let change):
+            return object("external-change", [
+                ("path", .string(change.path)), ("kind", .string(change.kind.rawValue)),
+                ("from", change.from.map(JSONValue.string) ?? .null), ("directory", .bool(change.isDirectory)),
+            ])
+        case .saved(let path, let revision, let bytes):
+            return object("saved", [("path", .string(path)), ("revision", number(revision)), ("bytes", number(bytes))])
+        case .saveFailed(let path, let error, let retry):
+            return object("save-failed", [("path", .string(path)), ("error", .string(error)), ("retryMs", number(retry))])
+        case .reloaded(let path, let revision):
+            return object("reloaded", [("path", .string(path)), ("revision", number(revision))])
+        case .merged(let path, let revision):
+            return object("merged", [("path", .string(path)), ("revision", number(revision))])
+        case .conflict(let path, let kind, let kept, let copy):
+            return object("conflict", [
+                ("path", .string(path)), ("kind", .string(kind)), ("kept", .string(kept.rawValue)),
+                ("copy", copy.map(JSONValue.string) ?? .null),
+            ])
+        case .removed(let path): return object("removed", [("path", .string(path))])
+        case .moved(let from, let to): return object("moved", [("from", .string(from)), ("to", .string(to))])
+        case .paused(let reason): return object("paused", [("reason", .string(reason))])
+        case .resumed(let reason): return object("resumed", [("reason", .string(reason))])
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import AutosaveKit
+
+/// One JSON-RPC 2.0 request, read from one line of the control socket.
+public struct RPCRequest: Sendable {
+    /// Absent for a notification (no response is sent).
+    public var id: JSONValue?
+    public var method: String
+    public var params: [JSONMember]
+}
+
+/// A JSON-RPC error: a stable code, a message naming what was wrong, optional data.
+public struct RPCError: Error, Sendable, Equatable {
+    public var code: Int
+    public var message: String
+    public var data: JSONValue?
+
+    public static func parse(_ message: String) -> RPCError { RPCError(code: -32700, message: message) }
+    public static func invalidRequest(_ message: String) -> RPCError { RPCError(code: -32600, message: message) }
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(code: -32601, message: "unknown method `\(method)`; known: \(RPCMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    public static func invalidParams(_ message: String) -> RPCError { RPCError(code: -32602, message: message) }
+    /// The request was understood but refused (a bad path, a stale revision, a failed save).
+    public static func refused(_ message: String, data: JSONValue? = nil) -> RPCError {
+        RPCError(code: -32000, message: message, data: data)
+    }
+    /// The request is larger than `limits.maxRequestBytes`; the connection closes after it.
+    public static func tooLarge(limit: Int) -> RPCError {
+        RPCError(code: -32001, message: "request larger than limits.maxRequestBytes (\(limit) bytes); closing the connection")
+    }
+}
+
+/// The methods of the control socket: the Workspace API, one to one.
+public enum RPCMethod: String, CaseIterable, Sendable {
+    case open, read, write, save, close, remove, status, subscribe, sync, shutdown
+}
+
+/// A request that could not be read, with its id when the id could be read.
+struct RPCFailure: Error {
+    var id: JSONValue?
+    var error: RPCError
+
+    init(_ id: JSONValue?, _ error: RPCError) {
+        self.id = id
+        self.error = error
+    }
+}
+
+enum RPCCodec {
+    /// Parses one line; a parse or shape error carries the request id when it could be read.
+    static func decode(_ line: [UInt8]) -> Result<RPCRequest, RPCFailure> {
+        let value: JSONValue
+        do { value = try JSONReader.parse(line) } catch {
+            return .failure(RPCFailure(nil, .parse("invalid JSON at \(error.position): \(error.message)")))
+        }
+        guard case .object(let members) = value else {
+            return .failure(RPCFailure(nil, .invalidRequest("a request must be a JSON object, got \(value.kindDescription)")))
+        }
+        let id = members.first { $0.key == "id" }?.value
+        guard members.first(where: { $0.key == "jsonrpc" })?.value == .string("2.0") else {
+            return .failure(RPCFailure(id, .invalidRequest("`jsonrpc` must be \"2.0\"")))
+        }
+        guard case .string(let method)? = members.first(where: { $0.key == "method" })?.value else {
+            return .failure(RPCFailure(id, .invalidRequest("`method` must be a string")))
+        }
+        var params: [JSONMember] = []
+        switch members.first(where: { $0.key == "params" })?.value {
+        case nil, .null?: break
+        case .object(let object)?: params = object
+        case let other?: return .failure(RPCFailure(id, .invalidParams("`params` must be an object, got \(other.kindDescription)")))
+        }
+        return .success(RPCRequest(id: id, method: method, params: params))
+    }
+
+    static func response(id: JSONValue?, result: JSONValue) -> String {
+        JSONValue.object([member("jsonrpc", .string("2.0")), member("id", id ?? .null), member("result", result)]).jsonText
+    }
+
+    static func response(id: JSONValue?, error: RPCError) -> String {
+        var body = [member("code", .number(String(error.code))), member("message", .string(error.message))]
+        if let data = error.data { body.append(member("data", data)) }
+        return JSONValue.object([member("jsonrpc", .string("2.0")), member("id", id ?? .null), member("error", .object(body))]).jsonText
+    }
+
+    static func notification(method: String, params: JSONValue) -> String {
+        JSONValue.object([member("jsonrpc", .string("2.0")), member("method", .string(method)), member("params", params)]).jsonText
+    }
+}
+
+/// A member with no source position, for building JSON.
+func member(_ key: String, _ value: JSONValue) -> JSONMember {
+    JSONMember(key: key, value: value, position: SourcePosition(line: 0, column: 0))
+}

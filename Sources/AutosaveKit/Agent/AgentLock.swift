@@ -1,0 +1,81 @@
+import Foundation
+import Glibc
+
+/// One agent per root: an exclusive `flock` on `<stateDir>/agent.lock`, holding the agent's pid.
+///
+/// The kernel drops the lock when the process dies, so a crashed agent never blocks the next one.
+public final class AgentLock: Sendable {
+    private let descriptor: CInt
+
+    /// Why the lock could not be taken.
+    public enum LockError: Error, Equatable, CustomStringConvertible {
+        case alreadyRunning(root: String, pid: Int?)
+        case unavailable(path: String, String)
+
+        public var description: String {
+            switch self {
+            case .alreadyRunning(let root, let pid):
+                "an agent is already running for \(root)" + (pid.map { " (pid \($0))" } ?? "")
+            case .unavailable(let path, let reason): "cannot lock \(path): \(reason)"
+            }
+        }
+    }
+
+    /// Takes the lock of the state directory (created, mode 0700).
+    ///
+    /// - Throws: `LockError.alreadyRunning` naming the other agent's pid.
+    public init(stateDirectory: String, root: String) throws(LockError) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .unavailable(path: stateDirectory, "\(error)")
+        }
+        chmod(stateDirectory, 0o700)
+        let path = stateDirectory + "/agent.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .unavailable(path: path, String(cString: strerror(errno))) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            close(fd)
+            throw .alreadyRunning(root: root, pid: Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        ftruncate(fd, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// Where the control socket lives: `<stateDir>/agent.sock`, or a shorter path under
+/// `$XDG_RUNTIME_DIR` (else /tmp) when that would exceed the 107-byte limit of `sun_path`,
+/// recorded in `<stateDir>/agent.sock.path` for clients.
+public enum SocketLocation {
+    public static let maximumLength = 107
+
+    /// The socket path for a state directory, writing the pointer file when it is elsewhere.
+    public static func make(stateDirectory: String, root: String) -> String {
+        let preferred = stateDirectory + "/agent.sock"
+        let pointer = stateDirectory + "/agent.sock.path"
+        guard preferred.utf8.count > maximumLength else {
+            unlink(pointer)
+            return preferred
+        }
+        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp"
+        let path = base + "/autosave-\(String(ContentDigest.of(Array(root.utf8)), radix: 16)).sock"
+        try? Data((path + "\n").utf8).write(to: URL(fileURLWithPath: pointer))
+        return path
+    }
+
+    /// The socket of the agent whose state directory is `stateDirectory`, if one was set up there.
+    public static func find(stateDirectory: String) -> String? {
+        let pointer = stateDirectory + "/agent.sock.path"
+        if let text = try? String(contentsOfFile: pointer, encoding: .utf8) {
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let socket = stateDirectory + "/agent.sock"
+        return FileManager.default.fileExists(atPath: socket) ? socket : nil
+    }
+}

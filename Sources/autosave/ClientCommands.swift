@@ -1,0 +1,142 @@
+import ArgumentParser
+import AutosaveControl
+import AutosaveKit
+import Foundation
+
+/// `autosave write PATH`: replaces a buffer's content (stdin, or `--from FILE`).
+struct WriteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "write", abstract: "Replace PATH's buffer with stdin (or --from FILE); prints {path, revision}.")
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "The file to write.") var path: String
+    @Option(name: .long, help: "Read the content from FILE instead of stdin.") var from: String?
+    @Option(name: .long, help: "Refuse unless the buffer is at this revision.") var ifRevision: Int?
+
+    func run() async throws {
+        let bytes: [UInt8]
+        do {
+            bytes = try from.map { try FileContents.read(ClientOptions.absolute($0)) } ?? Array(FileHandle.standardInput.readDataToEndOfFile())
+        } catch {
+            printError("cannot read \(from ?? "stdin"): \(error)")
+            throw ExitStatus.failure
+        }
+        var params = [
+            field("path", .string(ClientOptions.absolute(path))), field("changeId", .string(UUID().uuidString)),
+        ]
+        if let text = String(validating: bytes, as: UTF8.self) {
+            params.append(field("content", .string(text)))
+        } else {
+            params.append(field("contentBase64", .string(Data(bytes).base64EncodedString())))
+        }
+        if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
+        print(try await client.call(.write, params).jsonText)
+    }
+}
+
+/// `autosave cat PATH`: the buffer's bytes, raw.
+struct CatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cat", abstract: "Print PATH's buffer, byte for byte.")
+    @OptionGroup var client: ClientOptions
+    @Argument var path: String
+
+    func run() async throws {
+        let result = try await client.call(.read, [field("path", .string(ClientOptions.absolute(path)))])
+        guard case .object(let members) = result else { return }
+        var bytes: [UInt8] = []
+        for member in members {
+            if member.key == "content", case .string(let text) = member.value { bytes = Array(text.utf8) }
+            if member.key == "contentBase64", case .string(let encoded) = member.value { bytes = Array(Data(base64Encoded: encoded) ?? Data()) }
+        }
+        FileHandle.standardOutput.write(Data(bytes))
+    }
+}
+
+/// `autosave save [PATH…|--all]`: saves now; returns once durable.
+struct SaveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "save", abstract: "Save buffers now (all when no PATH); returns once durable.")
+    @OptionGroup var client: ClientOptions
+    @Argument var paths: [String] = []
+    @Flag(name: .long, help: "Save every dirty buffer.") var all = false
+
+    func run() async throws {
+        let params = all || paths.isEmpty
+            ? [field("all", .bool(true))]
+            : [field("paths", .array(paths.map { .string(ClientOptions.absolute($0)) }))]
+        _ = try await client.call(.save, params)
+    }
+}
+
+/// `autosave status [--json]`: the open buffers.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show open buffers: dirty state, revision, next save.")
+    @OptionGroup var client: ClientOptions
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let result = try await client.call(.status)
+        if json {
+            print(result.jsonText)
+            return
+        }
+        guard case .object(let members) = result else { return }
+        for member in members {
+            if member.key == "root", case .string(let root) = member.value { print("root \(root)") }
+            if member.key == "buffers", case .array(let buffers) = member.value {
+                for case .object(let fields) in buffers {
+                    let text = fields.map { "\($0.key)=\($0.value.jsonText)" }.joined(separator: " ")
+                    print(text)
+                }
+            }
+        }
+    }
+}
+
+/// `autosave sync`: returns once every external change made before it reached its buffer.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Wait until every earlier external change reached its buffer.")
+    @OptionGroup var client: ClientOptions
+    func run() async throws { _ = try await client.call(.sync) }
+}
+
+/// `autosave stop`: the agent saves everything and exits.
+struct StopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop the agent (it saves every dirty buffer first).")
+    @OptionGroup var client: ClientOptions
+    func run() async throws { _ = try await client.call(.shutdown) }
+}
+
+/// `autosave open|close|rm PATH`.
+struct OpenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "open", abstract: "Open PATH in a buffer; prints its status.")
+    @OptionGroup var client: ClientOptions
+    @Argument var path: String
+    func run() async throws { print(try await client.call(.open, [field("path", .string(ClientOptions.absolute(path)))]).jsonText) }
+}
+
+struct CloseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "close", abstract: "Save PATH if dirty and close its buffer.")
+    @OptionGroup var client: ClientOptions
+    @Argument var path: String
+    func run() async throws { _ = try await client.call(.close, [field("path", .string(ClientOptions.absolute(path)))]) }
+}
+
+struct RemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete PATH, after every edit queued before it.")
+    @OptionGroup var client: ClientOptions
+    @Argument var path: String
+    func run() async throws {
+        print(try await client.call(.remove, [field("path", .string(ClientOptions.absolute(path)))]).jsonText)
+    }
+}
+
+/// `autosave events`: every event as a JSON line, until interrupted.
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "events", abstract: "Print every agent event as a JSON line until interrupted.")
+    @OptionGroup var client: ClientOptions
+    func run() async throws {
+        let connection = try await client.connect()
+        _ = try await connection.call(.subscribe) { event in
+            FileHandle.standardOutput.write(Data((event.jsonText + "\n").utf8))
+        }
+    }
+}
