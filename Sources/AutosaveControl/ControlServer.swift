@@ -32,6 +32,8 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     public func run() async throws {
         let limit = maxRequestBytes
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // A client that sends its requests and then shuts down its side still gets every answer.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: limit)))
@@ -40,6 +42,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             }
         chmod(socketPath, 0o600)
         defer { unlink(socketPath) }
+        logger.info("listening", metadata: ["socket": "\(socketPath)"])
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await connection in connections {

@@ -1,0 +1,130 @@
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// The agent driven through its CLI and its socket, as editors and scripts drive it.
+@Suite struct ClientTests {
+    func startAgent(_ project: TemporaryDirectory, config: String? = nil) async throws -> AgentProcess {
+        if let config { try project.write("autosave.json", config) }
+        let agent = try AgentProcess(["run", project.path])
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        return agent
+    }
+
+    func cli(_ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+        if let stdin {
+            let input = project.url(".input-\(UUID().uuidString)")
+            try Data(stdin.utf8).write(to: URL(fileURLWithPath: input))
+            defer { try? FileManager.default.removeItem(atPath: input) }
+            return try await AgentProcess.run(arguments + ["--from", input], in: project.path)
+        }
+        return try await AgentProcess.run(arguments, in: project.path)
+    }
+
+    @Test func aWriteThroughTheCLIIsSavedAfterTheWindow() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("notes.txt", "old\n")
+        let agent = try await startAgent(project, config: #"{"autosave": {"delayMs": 200}}"#)
+        let written = try await cli(["write", "notes.txt"], in: project, stdin: "new\n")
+        #expect(written.status == 0)
+        #expect(written.stdout == #"{"path":"notes.txt","revision":1}"#)
+        #expect(try await cli(["cat", "notes.txt"], in: project).stdout == "new")
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "saved") { $0.contains(" saved path=notes.txt revision=1 bytes=4") }
+        #expect(try project.read("notes.txt") == "new\n")
+        #expect(try await cli(["stop"], in: project).status == 0)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test func anAcknowledgedWriteSurvivesKillDashNine() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "before\n")
+        let agent = try await startAgent(project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
+        #expect(try await cli(["write", "a.txt"], in: project, stdin: "acknowledged\n").status == 0)
+        agent.signal(SIGKILL)
+        _ = await agent.exitStatus()
+        #expect(try project.read("a.txt") == "before\n")
+        let restarted = try AgentProcess(["run", project.path])
+        _ = try await restarted.stderrLines.first(timeout: .seconds(30), "recovered") { $0.contains(" recovered path=a.txt") }
+        _ = try await restarted.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        #expect(try await cli(["save", "a.txt"], in: project).status == 0)
+        #expect(try project.read("a.txt") == "acknowledged\n")
+        restarted.signal(SIGTERM)
+        #expect(await restarted.exitStatus() == 0)
+    }
+
+    @Test func aSecondAgentOnTheSameRootIsRefused() async throws {
+        let project = try TemporaryDirectory()
+        let first = try await startAgent(project)
+        let second = try await AgentProcess.run(["run", project.path])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("an agent is already running for \(project.path) (pid \(first.processIdentifier))"))
+        first.signal(SIGTERM)
+        #expect(await first.exitStatus() == 0)
+    }
+
+    @Test func withoutAnAgentClientsExitWith3() async throws {
+        let project = try TemporaryDirectory()
+        let result = try await cli(["status"], in: project)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("no agent is running for \(project.path); start one with `autosave run`"))
+    }
+
+    @Test func badInputGetsErrorsAndTheAgentKeepsServing() async throws {
+        let project = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        try outside.write("secret.txt", "outside")
+        try FileManager.default.createSymbolicLink(atPath: project.url("escape.txt"), withDestinationPath: outside.url("secret.txt"))
+        let agent = try await startAgent(project, config: #"{"limits": {"maxRequestBytes": 4096}}"#)
+        let socket = project.url(".autosave/agent.sock")
+        let answers = try SocketScript.run(socket: socket, lines: [
+            "{not json",
+            #"{"jsonrpc":"2.0","id":1,"method":"fly"}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"write","params":{"path":"a.txt"}}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"write","params":{"path":"../x.txt","content":"x"}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"write","params":{"path":"escape.txt","content":"x"}}"#,
+            #"{"jsonrpc":"2.0","id":5,"method":"save","params":{"all":true}}"#,
+            #"{"jsonrpc":"2.0","id":6,"method":"status"}"#,
+        ])
+        #expect(answers.count == 7)
+        #expect(answers[0].contains(#""code":-32700"#))
+        #expect(answers[1].contains(#""code":-32601"#) && answers[1].contains("unknown method `fly`"))
+        #expect(answers[2].contains(#""code":-32602"#) && answers[2].contains("missing `content`"))
+        #expect(answers[3].contains(#""code":-32000"#) && answers[3].contains("`..` leads outside the root"))
+        #expect(answers[4].contains("error") || answers[5].contains("error"), "a symlink out of the root is never written through")
+        #expect(answers[6].contains(#""result""#))
+        #expect(try outside.read("secret.txt") == "outside")
+        let long = try SocketScript.run(socket: socket, lines: [String(repeating: "x", count: 10_000)])
+        #expect(long.first?.contains(#""code":-32001"#) == true)
+        #expect(try await cli(["status"], in: project).status == 0, "the agent still serves")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+}
+
+/// Talks to a socket line by line with plain POSIX calls, as a hostile or naive client would.
+enum SocketScript {
+    static func run(socket path: String, lines: [String]) throws -> [String] {
+        let fd = Foundation.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let request = Array((lines.joined(separator: "\n") + "\n").utf8)
+        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        shutdown(fd, Int32(SHUT_WR))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            received += buffer[..<count]
+        }
+        return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
