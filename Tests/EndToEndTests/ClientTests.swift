@@ -128,3 +128,60 @@ enum SocketScript {
         return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }
+
+/// Many clients at once, and clients that are not the agent's user.
+@Suite struct ConcurrentClientTests {
+    @Test func eightClientsTimesAThousandWritesLoseNothing() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("autosave.json", #"{"autosave": {"delayMs": 100}}"#)
+        let agent = try AgentProcess(["run", project.path])
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        let socket = project.url(".autosave/agent.sock")
+        let answers = try await withThrowingTaskGroup(of: [String].self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    let lines = (1...1000).map { index in
+                        #"{"jsonrpc":"2.0","id":\#(index),"method":"write","params":{"path":"shared.txt","content":"client \#(client) write \#(index)\n","changeId":"\#(UUID().uuidString)"}}"#
+                    }
+                    return try SocketScript.run(socket: socket, lines: lines)
+                }
+            }
+            var all: [String] = []
+            for try await batch in group { all += batch }
+            return all
+        }
+        #expect(answers.count == 8000)
+        #expect(answers.allSatisfy { $0.contains(#""result""#) })
+        let revisions = Set(answers.compactMap { line -> Int? in
+            guard let range = line.range(of: #""revision":"#) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        })
+        #expect(revisions == Set(1...8000), "every write got its own revision")
+        let status = try await AgentProcess.run(["status", "--json"], in: project.path)
+        #expect(status.stdout.contains(#""revision":8000"#))
+        let saved = try await AgentProcess.run(["save", "--all"], in: project.path)
+        #expect(saved.status == 0)
+        let catted = try await AgentProcess.run(["cat", "shared.txt"], in: project.path)
+        #expect(try project.read("shared.txt") == catted.stdout + "\n" || project.read("shared.txt") == catted.stdout)
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "skipped: running a client as `nobody` needs root"))
+    func aClientOfAnotherUserIsRefusedAndLogged() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try AgentProcess(["run", project.path])
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        // Open the doors the file modes would otherwise keep shut, so the uid check is what refuses.
+        chmod(project.path, 0o755)
+        chmod(project.url(".autosave"), 0o755)
+        chmod(project.url(".autosave/agent.sock"), 0o666)
+        let result = try await AgentProcess.run(
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", AgentProcess.binary, "status", "--socket", project.url(".autosave/agent.sock")],
+            executable: "/usr/bin/setpriv")
+        #expect(result.status != 0)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "client-refused") { $0.contains(" client-refused ") }
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+}
