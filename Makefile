@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libinotifytools0-dev
 
-.PHONY: deps build run test config clean
+.PHONY: deps build run test config install clean
 
 # The system library the watcher links (libinotifytools); apt-get when it is missing.
 deps:
@@ -29,6 +29,15 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
 	$(SWIFT) test --skip-build --no-parallel --filter OverflowTests
+
+# The release binary, shell completions for bash and zsh, and the systemd user unit.
+install: deps
+	$(SWIFT) build -c release --product autosave
+	install -D -m 0755 .build/release/autosave $(DESTDIR)$(PREFIX)/bin/autosave
+	mkdir -p $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	.build/release/autosave --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/autosave
+	.build/release/autosave --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_autosave
+	install -D -m 0644 examples/systemd/autosave@.service $(DESTDIR)$(PREFIX)/lib/systemd/user/autosave@.service
 
 config: build
 	./.build/debug/autosave config examples/demo
