@@ -69,7 +69,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             }
             recovered = recovery.records
         }
-        try await watcher.start()
+        let scan = try await watcher.start()
+        removeLeftoverTempFiles(scan.leftovers)
         for record in recovered { await recover(record) }
         let changes = watcher.changes
         let rescans = watcher.rescans
@@ -302,6 +303,16 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         broadcast.emit(.moved(from: from, to: to))
         // The rename went over another open file: its unsaved edits go to a conflict copy.
         if let replaced, replaced !== buffer { await replaced.closeReplaced() }
+    }
+
+    /// Temp files of a save a crash interrupted: never renamed into place, so never anyone's
+    /// data (the edit itself is in the buffer or the journal). One agent per root, so none is live.
+    private func removeLeftoverTempFiles(_ paths: [String]) {
+        for path in paths {
+            if unlink(root + "/" + path) == 0 {
+                logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted save"])
+            }
+        }
     }
 
     /// Brings back one edit the journal kept through a crash.

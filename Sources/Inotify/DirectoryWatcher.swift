@@ -31,15 +31,19 @@ public final class DirectoryWatcher: Sendable {
     ///   - isIgnored: decides, for a name in a directory (relative path, `""` for the root),
     ///     whether it is reported and, for a directory, whether it is watched at all. Called on the
     ///     watcher thread for every entry of every scan; keep it fast.
+    ///   - isLeftover: marks ignored files worth reporting from the first walk (the agent's own
+    ///     temp files, left by a crash); they come back in `DirectoryScan.leftovers`.
     public init(
         root: String, cookieDirectory: String,
-        isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool
+        isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
+        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }
     ) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
         self.events = stream
         self.mailbox = Mailbox(
-            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, continuation: continuation)
+            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
+            continuation: continuation)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -147,6 +151,7 @@ final class Mailbox: Sendable {
     let root: String
     let cookieDirectory: String
     let isIgnored: @Sendable (String, String, Bool) -> Bool
+    let isLeftover: @Sendable (String) -> Bool
     let continuation: AsyncStream<WatchEvent>.Continuation
 
     private struct State {
@@ -159,8 +164,9 @@ final class Mailbox: Sendable {
 
     init(
         root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
-        continuation: AsyncStream<WatchEvent>.Continuation
+        isLeftover: @escaping @Sendable (String) -> Bool, continuation: AsyncStream<WatchEvent>.Continuation
     ) {
+        self.isLeftover = isLeftover
         self.root = root
         self.cookieDirectory = cookieDirectory
         self.isIgnored = isIgnored

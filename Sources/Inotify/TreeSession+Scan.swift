@@ -70,7 +70,12 @@ extension TreeSession {
         var names: [String] = []
         var changeTimes: [Int64]? = statFiles ? [] : nil
         for entry in entries {
-            guard !isIgnored(entry.name, in: path, isDirectory: entry.isDirectory) else { continue }
+            guard !isIgnored(entry.name, in: path, isDirectory: entry.isDirectory) else {
+                if collectsLeftovers, !entry.isDirectory, mailbox.isLeftover(entry.name) {
+                    leftovers.append(path.isEmpty ? entry.name : path + "/" + entry.name)
+                }
+                continue
+            }
             if entry.isDirectory {
                 seen.insert(entry.name)
                 let child = node.children[entry.name] ?? DirectoryNode(name: entry.name, parent: node)
@@ -93,6 +98,7 @@ extension TreeSession {
         unseenSince: Int64?, started: Double
     ) -> DirectoryScan {
         let unwatchedPaths = unwatched.values.map(\.relativePath).sorted()
+        defer { leftovers.removeAll() }
         if pendingWatchLimitReport {
             pendingWatchLimitReport = false
             emit(.watchLimit(limit: KernelLimits.maxUserWatches ?? 0, unwatched: unwatchedPaths.count))
@@ -100,6 +106,6 @@ extension TreeSession {
         return DirectoryScan(
             scope: scope, isRecursive: isRecursive, listings: listings, directories: directories,
             watches: nodeByWatch.count, unwatched: unwatchedPaths, unseenSince: unseenSince,
-            milliseconds: DirectoryListing.monotonicMilliseconds() - started)
+            milliseconds: DirectoryListing.monotonicMilliseconds() - started, leftovers: leftovers)
     }
 }

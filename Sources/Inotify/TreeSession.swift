@@ -39,8 +39,14 @@ final class TreeSession {
 
     // MARK: - Lifecycle
 
+    /// Leftovers (see `DirectoryWatcher`) are gathered during the first walk only.
+    var collectsLeftovers = false
+    var leftovers: [String] = []
+
     func start() -> Result<DirectoryScan, InotifyError> {
+        collectsLeftovers = true
         let scan = scanTree(from: tree, statFiles: false, unseenSince: nil)
+        collectsLeftovers = false
         if tree.wd == nil, let error = rootWatchError {
             return .failure(error)
         }

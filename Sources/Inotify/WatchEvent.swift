@@ -83,6 +83,8 @@ public struct DirectoryScan: Sendable, Equatable {
     public var unseenSince: Int64?
     /// How long the scan took, in milliseconds.
     public var milliseconds: Double
+    /// Ignored files the watcher was asked to point out (relative paths), first walk only.
+    public var leftovers: [String] = []
 }
 
 extension DirectoryScan {

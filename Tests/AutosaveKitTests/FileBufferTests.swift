@@ -294,6 +294,16 @@ import Synchronization
         await third.stop()
     }
 
+    @Test func tempFilesOfAnInterruptedSaveAreRemovedAtStart() async throws {
+        let harness = try await WorkspaceHarness(files: [
+            "src/.a.txt.autosave-k3j4h5g6f7.tmp": "half a save", "src/a.txt": "real", "src/b.tmp": "not ours",
+        ])
+        #expect(!harness.project.exists("src/.a.txt.autosave-k3j4h5g6f7.tmp"))
+        #expect(harness.project.exists("src/b.tmp"))
+        #expect(harness.logged("removed-temp").map { $0.fields["path"] } == ["src/.a.txt.autosave-k3j4h5g6f7.tmp"])
+        await harness.stop()
+    }
+
     @Test func aFileChangedWhileTheAgentWasDownKeepsBothVersions() async throws {
         let project = try TemporaryDirectory()
         try project.write("a.txt", "base\n")

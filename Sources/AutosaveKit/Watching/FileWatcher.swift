@@ -66,7 +66,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         self.settler = ChangeSettler(settle: .milliseconds(configuration.configuration.watch.settleMs))
         self.inotify = DirectoryWatcher(
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
-            isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) })
+            isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
+            isLeftover: { name in IgnoreRules.isAgentTempName(name) })
         (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)

@@ -13,6 +13,14 @@ public struct IgnoreRules: Sendable {
     /// The agent's own temp files: `.<name>.autosave-<random>.tmp`, beside the file they replace.
     public static let agentTempPattern = ".*.autosave-*.tmp"
 
+    private static let agentTemp = IgnorePattern(agentTempPattern)!
+
+    /// Whether `name` is one of the agent's own temp files.
+    public static func isAgentTempName(_ name: String) -> Bool {
+        var path = MatchedPath(name: name, directory: "")
+        return agentTemp.matches(&path, isDirectory: false)
+    }
+
     private let owned: [IgnorePattern]
     private let patterns: [IgnorePattern]
 
