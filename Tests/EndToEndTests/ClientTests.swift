@@ -185,3 +185,42 @@ enum SocketScript {
         #expect(await agent.exitStatus() == 0)
     }
 }
+
+/// Where the socket goes, and what subscribers see.
+@Suite struct SocketPlacementTests {
+    @Test func aRootTooDeepForSunPathGetsASocketElsewhereThatClientsFind() async throws {
+        let base = try TemporaryDirectory()
+        let deep = base.url(String(repeating: "a-long-directory-name/", count: 5) + "project")
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        let agent = try AgentProcess(["run", deep])
+        let listening = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        let pointer = try String(contentsOfFile: deep + "/.autosave/agent.sock.path", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(pointer.utf8.count <= 107)
+        #expect(listening.contains("socket=\(pointer)"))
+        let status = try await AgentProcess.run(["status", "--json"], in: deep)
+        #expect(status.status == 0)
+        #expect(status.stdout.contains(#""root":"\#(deep)""#))
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+        #expect(!FileManager.default.fileExists(atPath: pointer), "the socket is removed on the way out")
+    }
+
+    @Test func subscribersSeeEveryEventAsAJSONLine() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("autosave.json", #"{"autosave": {"delayMs": 100}}"#)
+        let agent = try AgentProcess(["run", project.path])
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        let events = try AgentProcess(["events"], in: project.path)
+        // The subscription is in place once it answered; an external change proves it.
+        try project.write("seen.txt", "x")
+        _ = try await events.stdoutLines.first(timeout: .seconds(30), "external change") { $0.contains(#""event":"external-change""#) }
+        _ = try await AgentProcess.run(["write", "w.txt", "--from", project.url("seen.txt")], in: project.path)
+        let saved = try await events.stdoutLines.first(timeout: .seconds(30), "saved") { $0.contains(#""event":"saved""#) }
+        #expect(saved.contains(#""path":"w.txt""#))
+        events.signal(SIGTERM)
+        _ = await events.exitStatus()
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+}

@@ -65,6 +65,8 @@ public enum SocketLocation {
         }
         let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp"
         let path = base + "/autosave-\(String(ContentDigest.of(Array(root.utf8)), radix: 16)).sock"
+        try? FileManager.default.createDirectory(
+            atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try? Data((path + "\n").utf8).write(to: URL(fileURLWithPath: pointer))
         return path
     }
