@@ -50,6 +50,8 @@ public final class ControlClient: Sendable {
             if let value = members.first(where: { $0.key == "result" })?.value {
                 result = value
                 if stopAfterResponse { return value }
+                // A subscription: the answer says it is in place; events follow.
+                keepReading?(value)
                 continue
             }
             if let params = members.first(where: { $0.key == "params" })?.value { keepReading?(params) }

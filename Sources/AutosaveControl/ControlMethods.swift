@@ -56,7 +56,16 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 return .object([member("path", .string(shown(path))), member("revision", .number(String(revision)))])
             case .status:
                 let buffers = await workspace.status().map(Self.json)
-                return .object([member("root", .string(workspace.root)), member("buffers", .array(buffers))])
+                let watcher = await workspace.watcherStatus()
+                return .object([
+                    member("root", .string(workspace.root)), member("buffers", .array(buffers)),
+                    member("conflicts", .number(String(workspace.conflictCopyCount()))),
+                    member("watcher", .object([
+                        member("files", .number(String(watcher.files))),
+                        member("pendingChanges", .number(String(watcher.pendingChanges))),
+                        member("reportedChanges", .number(String(watcher.reportedChanges))),
+                    ])),
+                ])
             case .sync:
                 await workspace.sync()
                 return .object([member("synced", .bool(true))])

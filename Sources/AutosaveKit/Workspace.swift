@@ -176,6 +176,19 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return accepted.revision
     }
 
+    /// How many conflict copies the state directory holds.
+    public nonisolated func conflictCopyCount() -> Int {
+        let directory = configuration.stateDirectory + "/conflicts"
+        let all = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
+        return all.filter { name in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }.count
+    }
+
+    /// What the watcher knows: directories, watches, files, and unwatched directories.
+    public func watcherStatus() async -> WatcherStatus { await watcher.status }
+
     /// Every open buffer, by path.
     public func status() async -> [BufferStatus] {
         var result: [BufferStatus] = []
@@ -374,6 +387,26 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
             throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
         }
+        if let target = Self.resolvedTarget(root + "/" + path), !target.hasPrefix(root + "/") {
+            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(target)) through a symbolic link")
+        }
         return path
+    }
+
+    /// Where `absolute` really leads: the file itself when it exists, else its nearest existing
+    /// directory with the rest appended.
+    private static func resolvedTarget(_ absolute: String) -> String? {
+        var head = absolute
+        var tail: [Substring] = []
+        while !head.isEmpty && head != "/" {
+            if let real = realpath(head, nil) {
+                defer { free(real) }
+                return ([String(cString: real)] + tail.reversed().map(String.init)).joined(separator: "/")
+            }
+            guard let slash = head.lastIndex(of: "/") else { return nil }
+            tail.append(head[head.index(after: slash)...])
+            head = String(head[..<slash])
+        }
+        return nil
     }
 }

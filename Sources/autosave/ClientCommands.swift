@@ -131,7 +131,9 @@ struct RemoveCommand: AsyncParsableCommand {
 
 /// `autosave events`: every event as a JSON line, until interrupted.
 struct EventsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "events", abstract: "Print every agent event as a JSON line until interrupted.")
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Print every agent event as a JSON line until interrupted (the first line, {\"subscribed\":true}, says it is listening).")
     @OptionGroup var client: ClientOptions
     func run() async throws {
         let connection = try await client.connect()

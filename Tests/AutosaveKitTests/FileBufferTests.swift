@@ -148,6 +148,13 @@ import Testing
 
     @Test func pathsOutsideTheRootAreRefused() async throws {
         let harness = try await WorkspaceHarness()
+        let outside = try TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: harness.project.url("out"), withDestinationPath: outside.path)
+        await #expect(throws: WorkspaceError.invalidPath(
+            path: "out/new.txt", reason: "it leads outside the root (to \(outside.path)/new.txt) through a symbolic link")) {
+            try await harness.write("out/new.txt", "x")
+        }
+        #expect(!FileManager.default.fileExists(atPath: outside.url("new.txt")))
         for path in ["../x", "a/../../x", "/etc/passwd", ".git/config", ".autosave/journal", ""] {
             await #expect(throws: WorkspaceError.self, "\(path)") { try await harness.write(path, "x") }
         }

@@ -145,6 +145,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public nonisolated func _stallReader() -> ReaderStall { inotify._stallReader() }
 
 
+    /// The watcher's figures for `status`.
+    public var status: WatcherStatus {
+        WatcherStatus(files: known.count, pendingChanges: settler.pending.count, reportedChanges: emittedCount)
+    }
+
     /// How many names are inside an open settle window.
     public var openWindowCount: Int { settler.pending.count }
 
@@ -352,4 +357,14 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
+}
+
+/// The watcher's figures, as `status` shows them.
+public struct WatcherStatus: Sendable, Equatable {
+    /// Files the watcher knows in the tree.
+    public var files: Int
+    /// Names with events still inside their settle window.
+    public var pendingChanges: Int
+    /// External changes reported since the start.
+    public var reportedChanges: Int
 }
