@@ -102,7 +102,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     /// Refuses (and logs) a peer that runs as another user.
     private func isSameUser(_ channel: any Channel) async -> Bool {
         guard let provider = channel as? any SocketOptionProvider else { return false }
-        let credentials: ucred
+        let credentials: CAutosaveShims_PeerCredentials
         do {
             credentials = try await provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)

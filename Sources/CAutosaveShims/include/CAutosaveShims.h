@@ -1,17 +1,25 @@
 #ifndef C_AUTOSAVE_SHIMS_H
 #define C_AUTOSAVE_SHIMS_H
 
-// Linux calls and types that plain Glibc hides from Swift without _GNU_SOURCE (renameat2, struct ucred).
+// Linux calls and types that plain Glibc hides from Swift without _GNU_SOURCE (renameat2, struct ucred's layout).
 // Declarations only.
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/socket.h>
+#include <stdint.h>
 
 /// `renameat2(…, RENAME_NOREPLACE)`: fails with EEXIST instead of replacing an existing name.
 static inline int CAutosaveShims_renameNoReplace(int fromDirectory, const char *_Nonnull from, int toDirectory,
                                                  const char *_Nonnull to) {
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_NOREPLACE);
 }
+
+/// The layout of Linux's `struct ucred` (what `SO_PEERCRED` returns). Declared here rather than
+/// taken from <sys/socket.h>: that header under _GNU_SOURCE clashes with Glibc's Swift module.
+typedef struct {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+} CAutosaveShims_PeerCredentials;
 
 #endif
