@@ -68,15 +68,6 @@ final class WatcherHarness: Sendable {
     }
 }
 
-/// Runs a program to completion (a real tool, as a user would).
-func runTool(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(executable) \(arguments) failed")
-}
 
 @Suite struct FileWatcherTests {
     @Test func readyIsLoggedOnceWithTheTreeSize() async throws {

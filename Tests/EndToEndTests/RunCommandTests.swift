@@ -92,12 +92,3 @@ import Testing
     }
 }
 
-/// Runs a program to completion.
-func runTool(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(executable) \(arguments) failed")
-}

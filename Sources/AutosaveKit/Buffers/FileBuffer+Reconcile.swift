@@ -13,15 +13,8 @@ extension FileBuffer {
             return
         }
         needsReconcile = false
-        let absolute = context.absolute(path)
-        let display = path
-        let limit = context.configuration.limits.maxFileBytes
         let disk: DiskVersion?
-        do {
-            disk = try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
-                try DiskVersion.read(absolute, displayPath: display, limit: limit)
-            }
-        } catch {
+        do { disk = try await readDisk() } catch {
             context.logger.warning(
                 "reconcile-failed",
                 metadata: ["path": "\(path)", "error": "\(error)", "next": "the buffer keeps its content and is not saved over the file"])

@@ -75,17 +75,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     /// Reads the file into the buffer; a missing file gives a buffer with no content, for a new file.
     private func load() async throws(WorkspaceError) {
-        let absolute = context.absolute(path)
-        let display = path
-        let limit = context.configuration.limits.maxFileBytes
         let version: DiskVersion?
-        do {
-            version = try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
-                try DiskVersion.read(absolute, displayPath: display, limit: limit)
-            }
-        } catch {
-            throw .unreadable(error)
-        }
+        do { version = try await readDisk() } catch { throw .unreadable(error) }
         // A file that does not exist yet stays absent (nil) until a client writes it.
         base = version
         content = version?.bytes
@@ -93,6 +84,16 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     }
 
     // MARK: - Edits
+
+    /// Reads the buffer's file off the cooperative pool; nil when it does not exist.
+    func readDisk() async throws(DiskVersion.ReadError) -> DiskVersion? {
+        let absolute = context.absolute(path)
+        let display = path
+        let limit = context.configuration.limits.maxFileBytes
+        return try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
+            try DiskVersion.read(absolute, displayPath: display, limit: limit)
+        }
+    }
 
     /// An accepted edit: its revision, and the journal record that makes it survive a crash
     /// (nil when the same change id was already applied, and so already journaled).
