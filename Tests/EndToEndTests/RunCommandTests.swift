@@ -51,7 +51,7 @@ import Testing
         let elapsed = ContinuousClock.now - started
         // The target is 200 ms; the bound here only catches a hang, since CI machines are noisy.
         print("SIGINT to exit: \(elapsed)")
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed < .seconds(30))
         #expect(agent.stderrLines.elements.contains { $0.contains(" shutdown ") })
     }
 
