@@ -50,12 +50,21 @@ func printError(_ message: String) {
     AgentLogHandler.standardError("autosave: error: " + message)
 }
 
-/// Loads the configuration or ends the process with exit code 2 and the reason.
-func loadConfiguration(directory: String?, configFile: String?) throws -> ResolvedConfiguration {
-    do {
-        return try ResolvedConfiguration.load(directory: directory, configFile: configFile)
-    } catch {
-        printError(error.description)
-        throw ExitStatus.usage
+/// Which folder and which configuration file a command is about (`run`, `config`).
+struct ConfigurationOptions: ParsableArguments {
+    @Argument(help: "The folder to keep safe (default: the configuration's root, else the current directory).")
+    var directory: String?
+
+    @Option(name: .long, help: "Configuration file (default: DIR/autosave.json when it exists, else built-in defaults).")
+    var config: String?
+
+    /// Loads the configuration or ends the process with exit code 2 and the reason.
+    func load() throws -> ResolvedConfiguration {
+        do {
+            return try ResolvedConfiguration.load(directory: directory, configFile: config)
+        } catch {
+            printError(error.description)
+            throw ExitStatus.usage
+        }
     }
 }

@@ -8,14 +8,10 @@ struct ConfigCommand: ParsableCommand {
         abstract: "Print the effective configuration for DIR as JSON (exit 2 when it is invalid)."
     )
 
-    @Argument(help: "The folder whose configuration to show (default: the current directory).")
-    var directory: String?
-
-    @Option(name: .long, help: "Configuration file (default: DIR/autosave.json when it exists, else built-in defaults).")
-    var config: String?
+    @OptionGroup var target: ConfigurationOptions
 
     func run() throws {
-        let resolved = try loadConfiguration(directory: directory, configFile: config)
+        let resolved = try target.load()
         print(resolved.effectiveJSON)
     }
 }

@@ -14,11 +14,7 @@ struct RunCommand: AsyncParsableCommand {
         discussion: "SIGINT or SIGTERM stop it cleanly (exit 0)."
     )
 
-    @Argument(help: "The folder to keep safe (default: the configuration's root, else the current directory).")
-    var directory: String?
-
-    @Option(name: .long, help: "Configuration file (default: DIR/autosave.json when it exists, else built-in defaults).")
-    var config: String?
+    @OptionGroup var target: ConfigurationOptions
 
     @Option(name: .long, help: "Log format: text or json (overrides log.format).")
     var logFormat: LogFormat?
@@ -27,7 +23,7 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: LogLevel?
 
     func run() async throws {
-        var resolved = try loadConfiguration(directory: directory, configFile: config)
+        var resolved = try target.load()
         if let logFormat { resolved.configuration.log.format = logFormat }
         if let logLevel { resolved.configuration.log.level = logLevel }
         let log = resolved.configuration.log

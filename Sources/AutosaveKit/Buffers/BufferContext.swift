@@ -15,6 +15,11 @@ struct BufferContext<C: Clock>: Sendable where C.Duration == Duration {
     let journal: EditJournal?
 
     func absolute(_ path: String) -> String { root + "/" + path }
+
+    /// An absolute path as the log shows it: relative when it lies inside the root.
+    func shown(_ absolute: String) -> String {
+        absolute.hasPrefix(root + "/") ? String(absolute.dropFirst(root.count + 1)) : absolute
+    }
 }
 
 /// Autosaves wait while a git operation holds `.git/index.lock`, so a checkout or rebase never

@@ -106,7 +106,7 @@ extension FileBuffer {
             content = disk.bytes
             self.revision += 1
         }
-        let copy = kept.path.hasPrefix(context.root + "/") ? String(kept.path.dropFirst(context.root.count + 1)) : kept.path
+        let copy = context.shown(kept.path)
         context.logger.warning(
             "conflict",
             metadata: [
@@ -140,7 +140,7 @@ extension FileBuffer {
             let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
                 try copies.keep(content, of: path, revision: revision)
             }
-            let copy = kept.path.hasPrefix(context.root + "/") ? String(kept.path.dropFirst(context.root.count + 1)) : kept.path
+            let copy = context.shown(kept.path)
             context.logger.warning(
                 "conflict",
                 metadata: [
