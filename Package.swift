@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "autosave", targets: ["autosave"]),
         .library(name: "AutosaveKit", targets: ["AutosaveKit"]),
+        .library(name: "AutosaveControl", targets: ["AutosaveControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
