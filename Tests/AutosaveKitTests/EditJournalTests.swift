@@ -1,6 +1,7 @@
 @testable import AutosaveKit
 import AutosaveTestKit
 import Foundation
+import SystemPackage
 import Testing
 
 @Suite struct EditJournalTests {
@@ -104,5 +105,48 @@ import Testing
         #expect(await journal.byteCount < EditJournal.compactionThreshold + (70 << 10) * 2)
         let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
         #expect(recovery.records == [record("b.txt", 1, "still unsaved")])
+    }
+
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "skipped: mounting a tmpfs needs root"))
+    func aFullDiskRefusesTheEditButKeepsEveryEarlierOneAndRecovers() async throws {
+        let disk = try SmallFilesystem(bytes: 64 << 10)
+        let filler = disk.path + "/filler"
+        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: 24 << 10)))
+        let (journal, _) = try EditJournal.open(directory: disk.path + "/journal", fsync: true)
+        let page = String(repeating: "p", count: 6000)
+        var accepted = 0
+        var refusal: JournalError?
+        for revision in 1...40 {
+            do {
+                try await journal.append(record("f\(revision).txt", revision, page))
+                accepted = revision
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        #expect(refusal == .system(path: disk.path + "/journal/journal.log", operation: "append to", .noSpace))
+        #expect(accepted > 0 && accepted < 40)
+        // The space comes back: the next edit is taken, and nothing before it was hidden by a torn record.
+        try FileManager.default.removeItem(atPath: filler)
+        try await journal.append(record("after.txt", 1, "after the disk had room again"))
+        let (_, recovery) = try EditJournal.open(directory: disk.path + "/journal", fsync: true)
+        #expect(recovery.tornBytes == 0)
+        #expect(recovery.records.count == accepted + 1)
+        #expect(recovery.records.contains(record("after.txt", 1, "after the disk had room again")))
+    }
+
+    @Test func aJournalDeletedWithItsStateDirectoryIsWrittenAgainWithEveryUnsavedEdit() async throws {
+        let project = try TemporaryDirectory()
+        let directory = project.path + "/.autosave/journal"
+        let (journal, _) = try EditJournal.open(directory: directory, fsync: true)
+        try await journal.append(record("a.txt", 1, "alpha"))
+        try await journal.append(record("b.txt", 1, "beta"))
+        try await journal.markSaved("b.txt", revision: 1)
+        try FileManager.default.removeItem(atPath: project.path + "/.autosave")
+        try await journal.append(record("c.txt", 1, "gamma"))
+        #expect(await journal.recreatedCount == 1)
+        let (_, recovery) = try EditJournal.open(directory: directory, fsync: true)
+        #expect(recovery.records == [record("a.txt", 1, "alpha"), record("c.txt", 1, "gamma")])
     }
 }

@@ -133,10 +133,7 @@ public actor EditJournal {
     ///   refused, since it would not survive a crash.
     public func append(_ record: JournalRecord) async throws(JournalError) {
         let bytes = JournalFormat.encode(record)
-        do { _ = try file.writeAll(bytes) } catch {
-            throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
-        }
-        size += bytes.count
+        try writeRecord(bytes)
         appended += 1
         remember(record)
         guard isDurable else { return }
@@ -153,15 +150,56 @@ public actor EditJournal {
         guard let record = live[path], record.revision <= revision else { return }
         live[path] = nil
         liveBytes -= record.content.count + record.path.utf8.count
-        let marker = JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision))
-        do { _ = try file.writeAll(marker) } catch {
-            throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
-        }
-        size += marker.count
+        try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)))
         // A lost marker only means the same bytes are recovered and found already on disk.
         if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {
             try await compact()
         }
+    }
+
+    /// Appends one encoded record, or nothing at all.
+    ///
+    /// A write cut short (the disk filled up) is cut off again, so the records after it are not
+    /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
+    /// directory removed while the agent ran) is written anew first, with every unsaved record.
+    private func writeRecord(_ bytes: [UInt8]) throws(JournalError) {
+        if isUnlinked { try recreate() }
+        do { _ = try file.writeAll(bytes) } catch {
+            _ = try? file.resize(to: Int64(size))
+            _ = try? file.seek(offset: Int64(size), from: .start)
+            throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
+        }
+        size += bytes.count
+    }
+
+    /// Whether the open file no longer has a name: appending to it would survive no crash.
+    private var isUnlinked: Bool {
+        var info = stat()
+        return fstat(file.rawValue, &info) == 0 && info.st_nlink == 0
+    }
+
+    /// How many times the journal was written anew because its file had been deleted.
+    public private(set) var recreatedCount = 0
+
+    /// Makes the journal's directory again and rewrites the unsaved records into a new file.
+    ///
+    /// - Throws: `JournalError.system` when the directory or the file cannot be made.
+    public func recreateIfDeleted() throws(JournalError) {
+        if isUnlinked { try recreate() }
+    }
+
+    private func recreate() throws(JournalError) {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            // The state directory itself is gone too: make every missing parent.
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
+            }
+        }
+        try rewrite()
+        recreatedCount += 1
     }
 
     /// The journal's size on disk, in bytes.
@@ -207,6 +245,10 @@ public actor EditJournal {
 
     /// Rewrites the journal with only the unsaved records: a new file, synced, renamed over.
     private func compact() async throws(JournalError) {
+        try rewrite()
+    }
+
+    private func rewrite() throws(JournalError) {
         let next = directory + "/journal.next"
         var bytes = JournalFormat.header()
         for key in live.keys.sorted() { bytes += JournalFormat.encode(live[key]!) }
