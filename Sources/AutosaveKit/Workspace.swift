@@ -19,6 +19,10 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     private var handledChanges = 0
     private var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var consumer: Task<Void, Never>?
+    /// One element each time the state directory was deleted and the journal made again: the lock
+    /// and the control socket, which live there too, must be made again by their owner.
+    public nonisolated let stateDirectoryRecreations: AsyncStream<Void>
+    private let stateDirectoryRecreationsContinuation: AsyncStream<Void>.Continuation
 
     /// - Parameter _beforeCommit: fault injection for tests only (see `AtomicWriter`).
     public init(
@@ -44,6 +48,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             clock: clock, logger: logger, emit: emit,
             gitPause: GitPause(root: configuration.root, logger: logger, emit: emit), journal: nil)
         self.watcher = FileWatcher(configuration: configuration, clock: clock, logger: logger, ownWrites: ownWrites)
+        (stateDirectoryRecreations, stateDirectoryRecreationsContinuation) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Opens the journal, watches the root (logs `ready`), brings back the edits a crash left
@@ -74,6 +79,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         for record in recovered { await recover(record) }
         let changes = watcher.changes
         let rescans = watcher.rescans
+        let losses = watcher.stateDirectoryLosses
         consumer = Task { [weak self] in
             await withTaskGroup { group in
                 group.addTask {
@@ -83,8 +89,32 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                     // Events were lost: whatever the rescan could not pin down, content comparison will.
                     for await _ in rescans { await self?.reconcileAll() }
                 }
+                group.addTask {
+                    for await directory in losses { await self?.remakeStateDirectory(directory) }
+                    self?.stateDirectoryRecreationsContinuation.finish()
+                }
             }
         }
+    }
+
+    /// Someone deleted the state directory while the agent ran: the journal is written again
+    /// with every unsaved edit (until then, edits lived only in the buffers), and the agent is told
+    /// to make its lock and socket again.
+    private func remakeStateDirectory(_ directory: String) async {
+        logger.warning(
+            "state-dir-lost",
+            metadata: [
+                "path": "\(directory)", "error": "the state directory was deleted while the agent ran",
+                "next": "made it again: the journal is rewritten with every unsaved edit, the lock and the socket are made again",
+            ])
+        if let journal = context.journal {
+            do { try await journal.recreateIfDeleted() } catch {
+                logger.error(
+                    "journal-failed",
+                    metadata: ["error": "\(error)", "next": "unsaved edits are in the buffers and are saved as usual, but would not survive a crash"])
+            }
+        }
+        stateDirectoryRecreationsContinuation.yield()
     }
 
     /// Runs the watcher until `shutdown()`.

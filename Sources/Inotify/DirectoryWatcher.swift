@@ -107,7 +107,7 @@ public final class DirectoryWatcher: Sendable {
         if fd >= 0 { close(fd) }
     }
 
-    private static func makeDirectories(_ path: String) throws(InotifyError) {
+    static func makeDirectories(_ path: String) throws(InotifyError) {
         var partial = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             partial += "/" + component
@@ -193,6 +193,11 @@ final class Mailbox: Sendable {
             state.pending.append((sequence, command))
             return sequence
         }
+    }
+
+    /// The sequence numbers of the commands still waiting for their cookies.
+    var pendingSequences: [UInt64] {
+        state.withLock { $0.pending.map(\.sequence) }
     }
 
     /// Takes the commands whose cookies were created no later than cookie `sequence`.

@@ -107,7 +107,7 @@ struct InotifyDescriptor: Sendable {
 
     /// - Throws: `Errno` from `inotify_add_watch`.
     func addCookieWatch(absolutePath: String) throws(Errno) -> Int32 {
-        let wd = inotify_add_watch(rawValue, absolutePath, UInt32(IN_CREATE) | UInt32(IN_ONLYDIR))
+        let wd = inotify_add_watch(rawValue, absolutePath, UInt32(IN_CREATE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR))
         guard wd >= 0 else { throw Errno(rawValue: errno) }
         return wd
     }

@@ -12,6 +12,10 @@ public enum WatchEvent: Sendable, Equatable {
     case directoryMoved(from: String, to: String)
     /// A watched directory was deleted or moved out of the tree; its watches are gone.
     case directoryRemoved(path: String)
+    /// The cookie directory (inside the agent's state directory) was deleted or moved away; the
+    /// watcher made it again at `path` and goes on, but whoever owns the rest of that directory
+    /// should make its own files again too.
+    case controlDirectoryLost(path: String)
     /// The kernel's event queue overflowed: events were lost. A `rescanned` follows.
     case overflow
     /// A fresh listing of `scope` (directory paths, `""` for the whole tree), after an overflow

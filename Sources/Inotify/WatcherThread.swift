@@ -139,6 +139,10 @@ final class WatcherThread: Sendable {
                 session.handle(event)
                 return
             }
+            if event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF), let mailbox = thread.mailbox(forCookieWatch: event.wd) {
+                remakeCookieDirectory(of: mailbox, lostWatch: event.wd, wasMoved: event.has(IN_MOVE_SELF))
+                return
+            }
             if event.has(IN_CREATE), let cookie = UInt64(event.name.dropFirst()), event.name.first == "c" {
                 handleCookie(event, sequence: cookie)
             }
@@ -149,6 +153,36 @@ final class WatcherThread: Sendable {
             unlink(mailbox.cookieDirectory + "/" + event.name)
             for (_, command) in mailbox.take(upTo: sequence) {
                 perform(command, mailbox: mailbox, cookieWatch: event.wd)
+            }
+        }
+
+        /// Someone deleted or moved the cookie directory (say, the whole state directory): make it
+        /// again and watch it, so barriers and commands keep working. The cookies of commands still
+        /// waiting went with it or were never made; new ones order those commands after every event
+        /// queued up to now, which is after they were requested.
+        private mutating func remakeCookieDirectory(of mailbox: Mailbox, lostWatch: Int32, wasMoved: Bool) {
+            if wasMoved { instance.removeWatch(lostWatch) }
+            thread.unregister(cookieWatch: lostWatch)
+            let session = sessionsByCookie.removeValue(forKey: lostWatch)
+            let path = mailbox.cookieDirectory
+            do throws(InotifyError) {
+                try DirectoryWatcher.makeDirectories(path)
+                let watch: Int32
+                do { watch = try instance.shared.addCookieWatch(absolutePath: path) } catch {
+                    throw InotifyError.controlDirectoryFailed(path: path, error)
+                }
+                thread.register(mailbox, cookieWatch: watch)
+                sessionsByCookie[watch] = session
+                mailbox.continuation.yield(.controlDirectoryLost(path: path))
+                for sequence in mailbox.pendingSequences {
+                    let fd = open(path + "/c\(sequence)", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                    if fd >= 0 { close(fd) }
+                }
+            } catch {
+                session?.stop()
+                mailbox.isRegistered = false
+                mailbox.continuation.yield(.failed(error))
+                mailbox.continuation.finish()
             }
         }
 

@@ -24,7 +24,7 @@ public struct Agent: Service {
     ///
     /// - Throws: `InotifyError` when the root cannot be watched at all.
     public func run() async throws {
-        let lock = try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)
+        let lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
         defer { withExtendedLifetime(lock) {} }
         let workspace = Workspace(configuration: configuration, clock: ContinuousClock(), logger: logger)
         try await workspace.start()
@@ -37,11 +37,7 @@ public struct Agent: Service {
             await withTaskGroup { group in
                 group.addTask { await workspace.run() }
                 if let control {
-                    group.addTask {
-                        do { try await control(workspace) } catch is CancellationError {} catch {
-                            logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
-                        }
-                    }
+                    group.addTask { await Self.serve(control, workspace: workspace, lock: lock, configuration: configuration, logger: logger) }
                 }
                 // The workspace stops last (after the flush); then the socket goes too.
                 await group.next()
@@ -64,6 +60,42 @@ public struct Agent: Service {
 }
 
 import Synchronization
+
+extension Agent {
+    /// Runs the control socket; when the state directory is made again after someone deleted it,
+    /// takes the lock again and binds a new socket there, so clients find the agent again.
+    fileprivate static func serve(
+        _ control: @escaping @Sendable (Workspace<ContinuousClock>) async throws -> Void, workspace: Workspace<ContinuousClock>,
+        lock: LockBox, configuration: ResolvedConfiguration, logger: Logger
+    ) async {
+        let once: @Sendable () async -> Void = {
+            do { try await control(workspace) } catch is CancellationError {} catch {
+                logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
+            }
+        }
+        await withTaskGroup { group in
+            group.addTask { await once() }
+            for await _ in workspace.stateDirectoryRecreations {
+                group.cancelAll()
+                await group.waitForAll()
+                do { lock.replace(with: try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)) } catch {
+                    logger.error("lock-failed", metadata: ["error": "\(error)", "next": "running on; a second agent for this root would not be refused"])
+                }
+                group.addTask { await once() }
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// The agent's lock, replaced when its file was deleted with the state directory.
+private final class LockBox: Sendable {
+    private let lock: Mutex<AgentLock>
+
+    init(_ lock: AgentLock) { self.lock = Mutex(lock) }
+
+    func replace(with fresh: AgentLock) { lock.withLock { $0 = fresh } }
+}
 
 /// When graceful shutdown began, set from the shutdown handler.
 private final class StopwatchBox: Sendable {

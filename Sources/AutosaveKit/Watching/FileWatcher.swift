@@ -15,6 +15,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// may have been lost, so whoever holds state about files should compare it with the disk.
     public nonisolated let rescans: AsyncStream<Void>
     private let rescansContinuation: AsyncStream<Void>.Continuation
+    /// One element each time the state directory was found deleted (the watcher already made its
+    /// own part of it again); the owner of the journal, lock and socket makes theirs.
+    public nonisolated let stateDirectoryLosses: AsyncStream<String>
+    private let stateDirectoryLossesContinuation: AsyncStream<String>.Continuation
     /// Everything the agent watches and ignores is decided by these rules.
     public nonisolated let rules: IgnoreRules
 
@@ -70,6 +74,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             isLeftover: { name in IgnoreRules.isAgentTempName(name) })
         (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
+        (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
         (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
     }
 
@@ -184,6 +189,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 ])
         case .rescanned(let scan):
             applyRescan(scan)
+        case .controlDirectoryLost:
+            stateDirectoryLossesContinuation.yield(configuration.stateDirectory)
         case .watchLimit(let limit, let unwatched):
             let interval = rescanInterval
             logger.warning(
@@ -353,6 +360,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         resumeSettledWaiters(through: nil)
         changesContinuation.finish()
         rescansContinuation.finish()
+        stateDirectoryLossesContinuation.finish()
         inputContinuation.finish()
     }
 
