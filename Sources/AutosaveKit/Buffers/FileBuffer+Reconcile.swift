@@ -15,9 +15,23 @@ extension FileBuffer {
         needsReconcile = false
         let disk: DiskVersion?
         do { disk = try await readDisk() } catch {
+            guard isDirty else {
+                context.logger.warning(
+                    "reconcile-failed",
+                    metadata: ["path": "\(path)", "error": "\(error)", "next": "the buffer keeps its content and is not saved over the file"])
+                return
+            }
+            // Unsaved edits must land once the path is usable again (its directory back, say):
+            // try again with the save backoff; the retry's compare-and-swap brings it back here.
+            let retry = schedule.saveFailed(at: context.clock.now)
+            let wait = context.clock.now.duration(to: retry)
             context.logger.warning(
                 "reconcile-failed",
-                metadata: ["path": "\(path)", "error": "\(error)", "next": "the buffer keeps its content and is not saved over the file"])
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "the buffer keeps its content and is not saved over the file; looking again in \(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) ms",
+                ])
+            rescheduleTimer()
             return
         }
         if isSaving {

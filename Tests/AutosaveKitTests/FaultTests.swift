@@ -1,0 +1,100 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Synchronization
+import Testing
+
+/// Faults under a running workspace: each keeps the edit (dirty or in a conflict copy), is logged,
+/// and heals once the fault goes away.
+@Suite struct FaultTests {
+    /// Runs `fault` once, inside the next save, right before its commit (fault injection).
+    final class FaultInSave: Sendable {
+        private let pending = Mutex<(@Sendable () -> Void)?>(nil)
+
+        func arm(_ fault: @escaping @Sendable () -> Void) { pending.withLock { $0 = fault } }
+
+        var hook: @Sendable (String) -> Void {
+            { _ in self.pending.withLock { fault in defer { fault = nil }; return fault }?() }
+        }
+    }
+
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "skipped: mounting and remounting a tmpfs needs root"))
+    func aReadOnlyFilesystemKeepsTheEditDirtyUntilItIsWritableAgain() async throws {
+        let disk = try SmallFilesystem(bytes: 1 << 20)
+        try Data("before\n".utf8).write(to: URL(fileURLWithPath: disk.path + "/a.txt"))
+        let state = try TemporaryDirectory()
+        let harness = try await WorkspaceHarness(root: disk.path, stateDirectory: state.path)
+        try runTool("/bin/mount", ["-o", "remount,ro", disk.path])
+        _ = try await harness.write("a.txt", "written while read-only\n")
+        try await harness.advance(by: harness.delay)
+        let failed = try await harness.logs.first(timeout: .seconds(20), "save-failed") { $0.event == "save-failed" }
+        #expect(failed.fields["error"]?.contains("Read-only file system") == true)
+        #expect(failed.fields["next"] == "the buffer stays dirty; retrying in 100 ms")
+        #expect(await harness.workspace.status().first?.isDirty == true)
+        try runTool("/bin/mount", ["-o", "remount,rw", disk.path])
+        try await harness.advance(by: .milliseconds(100))
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(try String(contentsOfFile: disk.path + "/a.txt", encoding: .utf8) == "written while read-only\n")
+        await harness.stop()
+    }
+
+    @Test func aDirectoryDeletedMidSaveKeepsTheEditUntilItComesBack() async throws {
+        let fault = FaultInSave()
+        let harness = try await WorkspaceHarness(files: ["sub/a.txt": "before\n"], beforeCommit: fault.hook)
+        let directory = harness.project.url("sub")
+        fault.arm { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try await harness.write("sub/a.txt", "mine\n")
+        try await harness.advance(by: harness.delay)
+        let failed = try await harness.logs.first(timeout: .seconds(20), "save-failed") { $0.event == "save-failed" }
+        #expect(failed.fields["path"] == "sub/a.txt")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("sub/a.txt") == "mine\n")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        try await harness.advance(by: .seconds(1))
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" && $0.fields["path"] == "sub/a.txt" }
+        #expect(try harness.project.read("sub/a.txt") == "mine\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["a.txt"], "no temp file is left")
+        await harness.stop()
+    }
+
+    @Test func aDirectoryReplacedByAFileMidSaveKeepsTheEditAndTheFile() async throws {
+        let fault = FaultInSave()
+        let harness = try await WorkspaceHarness(files: ["sub/a.txt": "before\n"], beforeCommit: fault.hook)
+        let directory = harness.project.url("sub")
+        fault.arm {
+            try? FileManager.default.removeItem(atPath: directory)
+            _ = FileManager.default.createFile(atPath: directory, contents: Data("a file now\n".utf8))
+        }
+        _ = try await harness.write("sub/a.txt", "mine\n")
+        try await harness.advance(by: harness.delay)
+        // The commit finds the file gone (compare-and-swap), and reading it again fails: not a directory.
+        let failed = try await harness.logs.first(timeout: .seconds(20), "reconcile-failed") { $0.event == "reconcile-failed" }
+        #expect(failed.fields["error"] == "cannot read sub/a.txt: Not a directory")
+        #expect(failed.fields["next"] == "the buffer keeps its content and is not saved over the file; looking again in 100 ms")
+        await harness.settleExternalChanges()
+        #expect(try harness.project.read("sub") == "a file now\n", "the file that took the directory's place is untouched")
+        #expect(try await harness.text("sub/a.txt") == "mine\n")
+        try FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        try await harness.advance(by: .seconds(1))
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" && $0.fields["path"] == "sub/a.txt" }
+        #expect(try harness.project.read("sub/a.txt") == "mine\n")
+        await harness.stop()
+    }
+
+    @Test func aFileReplacedByADirectoryLosesNeitherTheEditNorTheDirectory() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "before\n"])
+        _ = try await harness.write("a.txt", "mine\n")
+        try FileManager.default.removeItem(atPath: harness.project.url("a.txt"))
+        try FileManager.default.createDirectory(atPath: harness.project.url("a.txt"), withIntermediateDirectories: false)
+        try harness.project.write("a.txt/inside.txt", "someone else's\n")
+        await harness.settleExternalChanges()
+        try await harness.advance(by: harness.delay)
+        await harness.settleExternalChanges()
+        #expect(try harness.project.read("a.txt/inside.txt") == "someone else's\n")
+        let kept = try await harness.text("a.txt") == "mine\n" || harness.workspace.conflictCopyCount() > 0
+        #expect(kept, "the edit is in the buffer or in a conflict copy")
+        #expect(!harness.logged("save-failed").isEmpty || harness.workspace.conflictCopyCount() > 0)
+        await harness.stop()
+    }
+}
