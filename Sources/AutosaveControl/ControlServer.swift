@@ -43,13 +43,22 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         chmod(socketPath, 0o600)
         defer { unlink(socketPath) }
         logger.info("listening", metadata: ["socket": "\(socketPath)"])
-        try await withThrowingDiscardingTaskGroup { group in
-            try await server.executeThenClose { connections in
-                for try await connection in connections {
-                    group.addTask { await self.serve(connection) }
+        // NIO removes the socket file when the listening channel has closed, which may be after
+        // executeThenClose returns: wait for it, so a server bound at the same path next stays.
+        let closed = server.channel.closeFuture
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { connections in
+                    for try await connection in connections {
+                        group.addTask { await self.serve(connection) }
+                    }
                 }
             }
+        } catch {
+            try? await closed.get()
+            throw error
         }
+        try? await closed.get()
     }
 
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {

@@ -91,3 +91,22 @@ enum RPCCodec {
 func member(_ key: String, _ value: JSONValue) -> JSONMember {
     JSONMember(key: key, value: value, position: SourcePosition(line: 0, column: 0))
 }
+
+/// How the server takes one line of the control socket: a request to perform, or an error it
+/// answers at once. Public so that tools outside the module (the fuzz targets) read lines
+/// through exactly the code the server runs.
+public enum RPCLine: Sendable {
+    /// A well-formed request, ready for its method.
+    case request(RPCRequest)
+    /// A line that is not a request: the complete JSON-RPC error response the server sends back
+    /// (without its newline), carrying the request's id when the id could be read.
+    case rejected(response: String)
+
+    /// Reads one line (without its newline) as the server does.
+    public init(_ line: [UInt8]) {
+        switch RPCCodec.decode(line) {
+        case .success(let request): self = .request(request)
+        case .failure(let failure): self = .rejected(response: RPCCodec.response(id: failure.id, error: failure.error))
+        }
+    }
+}

@@ -7,15 +7,25 @@ import NIOCore
 struct LineFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = ByteBuffer
     let limit: Int
+    /// Bytes of the partial line already searched for a newline: each byte is looked at once, so
+    /// a long line arriving in small reads costs linear time, not quadratic.
+    private var searched = 0
+
+    init(limit: Int) {
+        self.limit = limit
+    }
 
     /// A line over the limit.
     struct LineTooLong: Error {}
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
+        let unsearched = buffer.readableBytesView.dropFirst(searched)
+        guard let newline = unsearched.firstIndex(of: UInt8(ascii: "\n")) else {
+            searched = buffer.readableBytes
             if buffer.readableBytes > limit { throw LineTooLong() }
             return .needMoreData
         }
+        searched = 0
         let length = newline - buffer.readerIndex
         guard length <= limit else { throw LineTooLong() }
         let line = buffer.readSlice(length: length)!

@@ -166,11 +166,7 @@ final class WatcherThread: Sendable {
             let session = sessionsByCookie.removeValue(forKey: lostWatch)
             let path = mailbox.cookieDirectory
             do throws(InotifyError) {
-                try DirectoryWatcher.makeDirectories(path)
-                let watch: Int32
-                do { watch = try instance.shared.addCookieWatch(absolutePath: path) } catch {
-                    throw InotifyError.controlDirectoryFailed(path: path, error)
-                }
+                let watch = try Self.makeCookieDirectory(path, instance: instance)
                 thread.register(mailbox, cookieWatch: watch)
                 sessionsByCookie[watch] = session
                 mailbox.continuation.yield(.controlDirectoryLost(path: path))
@@ -183,6 +179,24 @@ final class WatcherThread: Sendable {
                 mailbox.isRegistered = false
                 mailbox.continuation.yield(.failed(error))
                 mailbox.continuation.finish()
+            }
+        }
+
+        /// Makes the cookie directory and watches it. A `rm -rf` of the state directory may still
+        /// be running, removing what was just made: then try again, a bounded number of times.
+        private static func makeCookieDirectory(_ path: String, instance: InotifyInstance) throws(InotifyError) -> Int32 {
+            var attempt = 0
+            while true {
+                attempt += 1
+                do throws(InotifyError) {
+                    try DirectoryWatcher.makeDirectories(path)
+                    do { return try instance.shared.addCookieWatch(absolutePath: path) } catch {
+                        throw InotifyError.controlDirectoryFailed(path: path, error)
+                    }
+                } catch {
+                    guard attempt < 50, case .controlDirectoryFailed(_, .noSuchFileOrDirectory) = error else { throw error }
+                    usleep(2_000)
+                }
             }
         }
 

@@ -98,3 +98,23 @@ import Testing
         await harness.stop()
     }
 }
+
+/// A subscriber that stops reading cannot make the agent hold events without bound.
+@Suite struct EventBacklogTests {
+    @Test func aSubscriberThatFallsTooFarBehindIsCutOff() async {
+        let broadcast = EventBroadcast()
+        let lagging = broadcast.subscribe()
+        for number in 0...EventBroadcast.backlog {
+            broadcast.emit(.saved(path: "f\(number)", revision: number, bytes: 1))
+        }
+        var received = 0
+        for await _ in lagging { received += 1 }
+        #expect(received == EventBroadcast.backlog, "the stream held the backlog, then ended")
+        let fresh = broadcast.subscribe()
+        broadcast.emit(.saved(path: "g", revision: 1, bytes: 1))
+        broadcast.finish()
+        var freshCount = 0
+        for await _ in fresh { freshCount += 1 }
+        #expect(freshCount == 1, "other subscribers are not affected")
+    }
+}

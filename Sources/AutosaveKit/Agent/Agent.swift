@@ -73,18 +73,20 @@ extension Agent {
                 logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
             }
         }
-        await withTaskGroup { group in
-            group.addTask { await once() }
-            for await _ in workspace.stateDirectoryRecreations {
-                group.cancelAll()
-                await group.waitForAll()
-                do { lock.replace(with: try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)) } catch {
-                    logger.error("lock-failed", metadata: ["error": "\(error)", "next": "running on; a second agent for this root would not be refused"])
-                }
-                group.addTask { await once() }
+        // One server at a time: the old one is gone (its socket file too) before the next binds.
+        // (A task group cannot do this: tasks added after cancelAll() start cancelled.)
+        var server = Task { await once() }
+        for await _ in workspace.stateDirectoryRecreations {
+            server.cancel()
+            await server.value
+            do { lock.replace(with: try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)) } catch {
+                logger.error("lock-failed", metadata: ["error": "\(error)", "next": "running on; a second agent for this root would not be refused"])
             }
-            group.cancelAll()
+            server = Task { await once() }
         }
+        // The stream ends when the agent stops (or this task is cancelled): so does the server.
+        server.cancel()
+        await server.value
     }
 }
 

@@ -163,7 +163,7 @@ public actor EditJournal {
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
     private func writeRecord(_ bytes: [UInt8]) throws(JournalError) {
-        if isUnlinked { try recreate() }
+        if isDetached { try recreate() }
         do { _ = try file.writeAll(bytes) } catch {
             _ = try? file.resize(to: Int64(size))
             _ = try? file.seek(offset: Int64(size), from: .start)
@@ -172,10 +172,14 @@ public actor EditJournal {
         size += bytes.count
     }
 
-    /// Whether the open file no longer has a name: appending to it would survive no crash.
-    private var isUnlinked: Bool {
-        var info = stat()
-        return fstat(file.rawValue, &info) == 0 && info.st_nlink == 0
+    /// Whether the open file is no longer the one at `path` (deleted, or moved away with its
+    /// directory): appending to it would not be found after a crash.
+    private var isDetached: Bool {
+        var open = stat()
+        var named = stat()
+        guard fstat(file.rawValue, &open) == 0 else { return false }
+        guard stat(path, &named) == 0 else { return true }
+        return open.st_dev != named.st_dev || open.st_ino != named.st_ino
     }
 
     /// How many times the journal was written anew because its file had been deleted.
@@ -185,7 +189,7 @@ public actor EditJournal {
     ///
     /// - Throws: `JournalError.system` when the directory or the file cannot be made.
     public func recreateIfDeleted() throws(JournalError) {
-        if isUnlinked { try recreate() }
+        if isDetached { try recreate() }
     }
 
     private func recreate() throws(JournalError) {

@@ -9,7 +9,7 @@ import Inotify
 ///
 /// Deadlines only grow (time does), so they queue in order: finding the next one and taking
 /// what is due cost O(1) per event, even with tens of thousands of names pending.
-struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duration {
+public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duration {
     /// A name with events still inside its window.
     struct Pending {
         var deadline: Instant
@@ -20,9 +20,11 @@ struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duratio
     }
 
     /// A name whose window has closed, with its rename partner when it has one.
-    struct Due: Equatable {
-        var path: String
-        var movedFrom: String?
+    public struct Due: Equatable {
+        /// The name, relative to the root (for a rename, the destination).
+        public var path: String
+        /// For a rename destination: the name it came from.
+        public var movedFrom: String?
     }
 
     let settle: Duration
@@ -33,12 +35,13 @@ struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duratio
     /// Rename sources waiting for their `movedTo`, by cookie.
     private var sources: [UInt32: String] = [:]
 
-    init(settle: Duration) {
+    /// A settler whose windows close `settle` after the last event on a name.
+    public init(settle: Duration) {
         self.settle = settle
     }
 
     /// Records one event on a file name.
-    mutating func record(_ event: FileEvent, at now: Instant) {
+    public mutating func record(_ event: FileEvent, at now: Instant) {
         let deadline = now.advanced(by: settle)
         var entry = pending[event.path] ?? Pending(deadline: deadline)
         switch event.kind {
@@ -80,7 +83,7 @@ struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duratio
 
     /// Takes every name whose window has closed by `now`, in path order. A rename source
     /// leaves with its destination, when that is pending too.
-    mutating func takeDue(at now: Instant) -> [Due] {
+    public mutating func takeDue(at now: Instant) -> [Due] {
         var due: [Due] = []
         while let next = nextDeadline(), next <= now {
             let path = queue[queueStart].path
