@@ -20,12 +20,16 @@ public struct AtomicWriter: Sendable {
     /// Fault injection for tests only: runs right before the compare-and-swap, so a test can hold
     /// a save in flight or change the file under it. Nil in the agent.
     let _beforeCommit: (@Sendable (String) -> Void)?
+    /// Fault injection for tests only: picks the temp name (random in the agent), so a test can
+    /// plant a symlink where the temp file will go. Nil in the agent.
+    let _tempName: (@Sendable (String) -> String)?
 
     public init(
         root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
-        _beforeCommit: (@Sendable (String) -> Void)? = nil
+        _beforeCommit: (@Sendable (String) -> Void)? = nil, _tempName: (@Sendable (String) -> String)? = nil
     ) {
         self._beforeCommit = _beforeCommit
+        self._tempName = _tempName
         self.root = root
         self.fsync = fsync
         self.hardLinks = hardLinks
@@ -72,7 +76,7 @@ public struct AtomicWriter: Sendable {
     private func replace(
         _ bytes: [UInt8], path: String, target: Target, directory: CInt, current: Fingerprint?
     ) throws(WriteError) -> Fingerprint {
-        let temp = Self.tempName(for: target.name)
+        let temp = _tempName?(target.name) ?? Self.tempName(for: target.name)
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
         var committed = false
