@@ -269,23 +269,43 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Returns: how many buffers were saved, and how many could not be.
     @discardableResult
     public func shutdown() async -> (saved: Int, failed: Int) {
-        var saved = 0
-        var failed = 0
+        var dirty: [(String, FileBuffer<C>)] = []
         for key in buffers.keys.sorted() {
             guard let buffer = buffers[key], await buffer.isDirty else { continue }
-            do {
-                try await buffer.save()
-                saved += 1
-            } catch {
-                failed += 1
-                logger.error("save-failed", metadata: ["path": "\(key)", "error": "\(error)", "next": "exiting with the edit unsaved"])
+            dirty.append((key, buffer))
+        }
+        // Saves overlap: each waits mostly on its fsyncs, which the filesystem can commit together.
+        let logger = self.logger
+        let (saved, failed) = await withTaskGroup(of: Bool.self) { group in
+            var results = (saved: 0, failed: 0)
+            var next = dirty.makeIterator()
+            func startOne() -> Bool {
+                guard let (key, buffer) = next.next() else { return false }
+                group.addTask {
+                    var isSaved = true
+                    do { try await buffer.save() } catch {
+                        logger.error("save-failed", metadata: ["path": "\(key)", "error": "\(error)", "next": "exiting with the edit unsaved"])
+                        isSaved = false
+                    }
+                    await buffer.cancelTimer()
+                    return isSaved
+                }
+                return true
             }
-            await buffer.cancelTimer()
+            for _ in 0..<Self.concurrentSaves where startOne() {}
+            for await success in group {
+                if success { results.saved += 1 } else { results.failed += 1 }
+                _ = startOne()
+            }
+            return results
         }
         await watcher.stop()
         broadcast.finish()
         return (saved, failed)
     }
+
+    /// Saves in flight at once during the final flush.
+    static var concurrentSaves: Int { 32 }
 
     // MARK: - Routing
 
