@@ -397,6 +397,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             return
         }
         await buffer.recover(record)
+        // The save landed before the crash, only its marker did not: the record is done with,
+        // or a later crash would bring these old bytes back against newer ones.
+        if let journal = context.journal, await !buffer.isDirty {
+            try? await journal.markSaved(path, revision: record.revision)
+        }
     }
 
     private func reconcileAll() async {

@@ -150,3 +150,30 @@ import Testing
         #expect(recovery.records == [record("a.txt", 1, "alpha"), record("c.txt", 1, "gamma")])
     }
 }
+
+/// Found by the crash soak: revisions restart with every agent run.
+@Suite struct JournalAcrossRunsTests {
+    func record(_ path: String, _ revision: Int, _ text: String) -> JournalRecord {
+        JournalRecord(kind: .write, path: path, revision: revision, content: Array(text.utf8))
+    }
+
+    @Test func anOldRunsSavedMarkerNeverHidesANewRunsEdit() async throws {
+        let state = try TemporaryDirectory()
+        do {
+            // Run 1: revisions 1 and 2 written and saved.
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+            try await journal.append(record("a.txt", 1, "one"))
+            try await journal.markSaved("a.txt", revision: 1)
+            try await journal.append(record("a.txt", 2, "two"))
+            try await journal.markSaved("a.txt", revision: 2)
+        }
+        do {
+            // Run 2 (after a crash): a new buffer starts again at revision 1; acknowledged, then killed.
+            let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+            #expect(recovery.records.isEmpty)
+            try await journal.append(record("a.txt", 1, "three"))
+        }
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.records == [record("a.txt", 1, "three")])
+    }
+}

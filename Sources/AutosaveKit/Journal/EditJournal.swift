@@ -93,6 +93,17 @@ public actor EditJournal {
             }
             (records, validBytes) = JournalFormat.decode(existing)
         }
+        let recovered = unsaved(records)
+        let tornBytes = existing.isEmpty ? 0 : existing.count - validBytes
+        // Start every run from a journal of only the unsaved records. Revisions restart with each
+        // run, so an old run's `saved` marker must never meet a new run's record for the same path.
+        if records.count > recovered.count {
+            var fresh = JournalFormat.header()
+            for record in recovered { fresh += JournalFormat.encode(record) }
+            try replaceFile(at: path, in: directory, with: fresh)
+            existing = fresh
+            validBytes = fresh.count
+        }
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(
@@ -108,9 +119,27 @@ public actor EditJournal {
         } catch {
             throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
         }
-        let recovered = unsaved(records)
         let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
-        return (journal, Recovery(records: recovered, tornBytes: existing.isEmpty ? 0 : existing.count - validBytes))
+        return (journal, Recovery(records: recovered, tornBytes: tornBytes))
+    }
+
+    /// Writes `bytes` to a new file, syncs it, renames it over `path` and syncs the directory.
+    private static func replaceFile(at path: String, in directory: String, with bytes: [UInt8]) throws(JournalError) {
+        let next = directory + "/journal.next"
+        do {
+            let fresh = try FileDescriptor.open(
+                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
+            defer { try? fresh.close() }
+            _ = try fresh.writeAll(bytes)
+            try fresh.sync()
+            guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
+            let directoryFD = try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
+            try? directoryFD.sync()
+            try? directoryFD.close()
+        } catch {
+            unlink(next)
+            throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
+        }
     }
 
     /// The newest record per path that no `saved` record covers.
