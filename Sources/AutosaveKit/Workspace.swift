@@ -376,6 +376,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted save"])
             }
         }
+        for path in context.copies.removeLeftoverTempFiles() {
+            logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted conflict copy"])
+        }
     }
 
     /// Brings back one edit the journal kept through a crash.

@@ -141,3 +141,18 @@ import Testing
         await second.stop()
     }
 }
+
+/// Found by the crash soak: a kill while a conflict copy is written.
+@Suite struct LeftoverConflictTempTests {
+    @Test func aConflictCopyTempFileLeftByACrashIsRemovedAtStart() async throws {
+        let project = try TemporaryDirectory()
+        try project.write(".autosave/conflicts/docs/.notes.txt.20261122-010203.4.autosave-abcdefghij.tmp", "half a copy")
+        try project.write(".autosave/conflicts/docs/notes.txt.20261122-010203.3", "a finished copy\n")
+        let restarted = try await WorkspaceHarness(root: project.path, stateDirectory: project.path + "/.autosave")
+        let removed = restarted.logged("removed-temp")
+        #expect(removed.count == 1)
+        #expect(removed.first?.fields["reason"] == "left by an interrupted conflict copy")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: project.url(".autosave/conflicts/docs")) == ["notes.txt.20261122-010203.3"])
+        await restarted.stop()
+    }
+}

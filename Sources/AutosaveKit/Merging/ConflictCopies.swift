@@ -66,6 +66,20 @@ public struct ConflictCopies: Sendable {
         throw .system(path: target, operation: "name a conflict copy", .fileExists)
     }
 
+    /// Removes the temp files a crash left in the conflicts directory (it is not watched, so the
+    /// start-up scan of the tree does not see them) and returns their paths.
+    public func removeLeftoverTempFiles() -> [String] {
+        guard let names = FileManager.default.enumerator(atPath: directory) else { return [] }
+        var removed: [String] = []
+        while let relative = names.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            if IgnoreRules.isAgentTempName(name), unlink(directory + "/" + relative) == 0 {
+                removed.append(directory + "/" + relative)
+            }
+        }
+        return removed
+    }
+
     /// `yyyyMMdd-HHmmss` in UTC.
     static func stamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970)
