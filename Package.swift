@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "autosave", targets: ["autosave"]),
         .library(name: "AutosaveKit", targets: ["AutosaveKit"]),
         .library(name: "AutosaveControl", targets: ["AutosaveControl"]),
+        .library(name: "Inotify", targets: ["Inotify"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
