@@ -445,7 +445,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
             throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
         }
-        if let target = Self.resolvedTarget(root + "/" + path), !target.hasPrefix(root + "/") {
+        // An open buffer was checked when it opened, and every save checks again (AtomicWriter):
+        // a realpath per request would cost more than the rest of a small edit.
+        if buffers[path] == nil, let target = Self.resolvedTarget(root + "/" + path), !target.hasPrefix(root + "/") {
             throw .invalidPath(path: raw, reason: "it leads outside the root (to \(target)) through a symbolic link")
         }
         return path

@@ -23,6 +23,31 @@ import Testing
         await harness.stop()
     }
 
+    @Test func eachEditPushesTheSaveToAQuietWindowAfterIt() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "old\n"])
+        _ = try await harness.write("a.txt", "first\n")
+        try await harness.advance(by: .milliseconds(600))
+        _ = try await harness.write("a.txt", "second\n")
+        // The first edit's window has passed, but the second edit's has not: the timer of the
+        // first window wakes and goes back to sleep until the second's.
+        harness.clock.advance(by: .milliseconds(500))
+        let clock = harness.clock
+        let isAsleepAgain = await withTaskGroup { group in
+            group.addTask { await clock.waitForSleepers(1); return true }
+            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        #expect(isAsleepAgain)
+        #expect(harness.logged("saved").isEmpty)
+        #expect(try harness.project.read("a.txt") == "old\n")
+        try await harness.advance(by: .milliseconds(500))
+        let saved = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(saved.fields["revision"] == "2")
+        #expect(harness.logged("saved").count == 1)
+        await harness.stop()
+    }
+
     @Test func tenThousandEditsInOneWindowAreOneWrite() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "start"])
         for index in 1...10_000 { _ = try await harness.write("a.txt", "edit \(index)") }

@@ -256,7 +256,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     func rescheduleTimer() {
         let deadline = isDirty && !isClosed ? schedule.deadline : nil
-        if deadline == timerDeadline, timer != nil || deadline == nil { return }
+        if deadline == nil, timer == nil { return }
+        // Typing moves the deadline later with every edit: the running timer stays and re-arms
+        // when it fires, so a window costs one or two timers, not one per edit.
+        if let deadline, timer != nil, let current = timerDeadline, current <= deadline { return }
         timer?.cancel()
         timer = nil
         timerDeadline = deadline
@@ -272,6 +275,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         timer = nil
         timerDeadline = nil
         guard isDirty, !isSaving, !isClosed else { return }
+        if let due = schedule.deadline, context.clock.now < due {
+            rescheduleTimer()
+            return
+        }
         if context.gitPause.mustWait() {
             timerDeadline = context.clock.now.advanced(by: GitPause.pollInterval)
             let clock = context.clock

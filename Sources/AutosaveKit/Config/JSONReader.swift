@@ -150,27 +150,28 @@ public struct JSONReader {
 
     private mutating func parseString() throws(SyntaxError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
+        // Runs without escapes are validated and appended whole (a copy, not scalar by scalar).
+        var result = ""
         var runStart = index
         func flush(_ end: Int) throws(SyntaxError) {
             guard runStart < end else { return }
             guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else {
                 throw SyntaxError(message: "invalid UTF-8 in a string", position: position)
             }
-            scalars.append(contentsOf: text.unicodeScalars)
+            result += text
         }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 try flush(index)
                 index += 1
-                return String(scalars)
+                return result
             }
             if byte < 0x20 { throw error(byte == 0x0A ? "unterminated string (a newline inside quotes)" : "control character in a string") }
             if byte == UInt8(ascii: "\\") {
                 try flush(index)
                 index += 1
-                scalars.append(try parseEscape())
+                result.unicodeScalars.append(try parseEscape())
                 runStart = index
                 continue
             }

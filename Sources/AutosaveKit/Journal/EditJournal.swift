@@ -192,7 +192,10 @@ public actor EditJournal {
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
     private func writeRecord(_ bytes: [UInt8]) throws(JournalError) {
-        if isDetached { try recreate() }
+        // Looking costs two stats: once per group commit when durable (`startSyncIfIdle`),
+        // else every so many records. Whatever went to a detached file is rewritten from `live`.
+        recordsSinceLook += 1
+        if !isDurable, recordsSinceLook >= Self.recordsBetweenLooks { try recreateIfDeleted() }
         do { _ = try file.writeAll(bytes) } catch {
             _ = try? file.resize(to: Int64(size))
             _ = try? file.seek(offset: Int64(size), from: .start)
@@ -218,8 +221,14 @@ public actor EditJournal {
     ///
     /// - Throws: `JournalError.system` when the directory or the file cannot be made.
     public func recreateIfDeleted() throws(JournalError) {
+        recordsSinceLook = 0
         if isDetached { try recreate() }
     }
+
+    /// Records written since the last look at whether the file is still the journal's.
+    private var recordsSinceLook = 0
+    /// How often an unsynced journal looks whether its file was deleted.
+    static var recordsBetweenLooks: Int { 64 }
 
     private func recreate() throws(JournalError) {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
@@ -248,6 +257,14 @@ public actor EditJournal {
 
     private func startSyncIfIdle() {
         guard !isSyncing, let _ = syncWaiters.first else { return }
+        if recordsSinceLook > 0 {
+            do { try recreateIfDeleted() } catch {
+                let waiting = syncWaiters
+                syncWaiters.removeAll()
+                for waiter in waiting { waiter.continuation.resume(returning: .failure(error)) }
+                return
+            }
+        }
         isSyncing = true
         let target = appended
         let file = self.file
