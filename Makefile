@@ -4,7 +4,17 @@ PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libinotifytools0-dev
 
-.PHONY: deps build run test config install clean
+SOAK_MINUTES ?= 10
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps build run test config install clean bench soak fuzz smoke
+
+# Installs, with apt-get, the Debian package of each `command:package` pair whose command is missing.
+define need
+	@missing=""; for pair in $(1); do command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	if [ -n "$$missing" ]; then echo "make: installing$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+endef
 
 # The system library the watcher links (libinotifytools); apt-get when it is missing.
 deps:
@@ -38,6 +48,34 @@ install: deps
 	.build/release/autosave --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/autosave
 	.build/release/autosave --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_autosave
 	install -D -m 0644 examples/systemd/autosave@.service $(DESTDIR)$(PREFIX)/lib/systemd/user/autosave@.service
+
+# Whole-process figures against inotifywait and watchman, written to bench/results.md (about 15 min).
+# BENCH_ARGS adds options (--runs N, --figures 1,3).
+bench: deps
+	$(call need,inotifywait:inotify-tools watchman:watchman cc:gcc)
+	$(SWIFT) build -c release --product autosave
+	bench/compare --binary .build/release/autosave $(BENCH_ARGS)
+
+# Crash soak: client writes, real tools and kill -9 for SOAK_MINUTES; fails on any lost, torn or
+# leftover byte. SOAK_ARGS adds options (--seed N to replay, --keep).
+soak: deps
+	$(call need,rsync:rsync vim:vim git:git)
+	$(SWIFT) build -c release --product autosave
+	python3 soak/soak.py --binary .build/release/autosave --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+
+# libFuzzer on the config parser, the JSON-RPC decoder and the merge, FUZZ_SECONDS each.
+fuzz: deps
+	Fuzz/run $(FUZZ_SECONDS)
+
+# What CI adds to the tests: every harness in its short mode, to show it still works. No timing
+# is judged here (shared machines are noisy); `make bench` is for figures.
+smoke: deps
+	$(call need,inotifywait:inotify-tools watchman:watchman cc:gcc rsync:rsync vim:vim git:git)
+	$(SWIFT) build --package-path Benchmarks
+	$(SWIFT) build -c release --product autosave
+	bench/compare --smoke --binary .build/release/autosave
+	python3 soak/soak.py --smoke --binary .build/release/autosave
+	Fuzz/run 5
 
 config: build
 	./.build/debug/autosave config examples/demo

@@ -105,7 +105,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         for await input in inputs {
             switch input {
             case .watch(let event): handle(event)
-            case .settleDue: settleDue()
+            case .settleDue:
+                // Whichever timer woke, the next one is worked out afresh below.
+                settleTimer?.task.cancel()
+                settleTimer = nil
+                settleDue()
             case .rescanDue: inotify.rescanUnwatched()
             case .finished:
                 finish()
@@ -323,7 +327,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     private func scheduleSettleTimer() {
         let deadline = settler.nextDeadline()
-        if let current = settleTimer, current.deadline == deadline { return }
+        // Events push their window's deadline later: a timer due earlier stays (it finds nothing
+        // due, or less, and the next one is set then) instead of a new timer per event.
+        if let current = settleTimer, let deadline, current.deadline <= deadline { return }
+        if settleTimer == nil, deadline == nil { return }
         settleTimer?.task.cancel()
         settleTimer = nil
         guard let deadline else { return }
