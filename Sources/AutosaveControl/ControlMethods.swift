@@ -12,6 +12,23 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         path.hasPrefix(workspace.root + "/") ? String(path.dropFirst(workspace.root.count + 1)) : path
     }
 
+    /// Carries out `request`; an edit comes back with its result before it is durable, and its
+    /// answer must wait for `AcceptedEdit.waitUntilDurable()` (so a connection can pipeline).
+    func performPipelined(_ request: RPCRequest) async throws(RPCError) -> (result: JSONValue, edit: AcceptedEdit?) {
+        guard request.method == RPCMethod.write.rawValue else { return (try await perform(request), nil) }
+        let params = RPCParams(members: request.params)
+        do {
+            let path = try params.string("path")
+            let edit = try await workspace.accept(
+                path, try params.content(), changeID: try params.optionalUUID("changeId"),
+                ifRevision: try params.optionalInt("ifRevision"))
+            return (.object([member("path", .string(shown(path))), member("revision", .number(String(edit.revision)))]), edit)
+        } catch {
+            throw RPCError(answering: error)
+        }
+    }
+
+
     func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
         guard let method = RPCMethod(rawValue: request.method) else { throw .methodNotFound(request.method) }
         let params = RPCParams(members: request.params)
@@ -75,12 +92,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .subscribe:
                 return .object([member("subscribed", .bool(true))])
             }
-        } catch let error as RPCError {
-            throw error
-        } catch let error as WorkspaceError {
-            throw .refused(error.description, data: Self.data(error))
         } catch {
-            throw .refused("\(error)")
+            throw RPCError(answering: error)
         }
     }
 
@@ -136,6 +149,17 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .moved(let from, let to): return object("moved", [("from", .string(from)), ("to", .string(to))])
         case .paused(let reason): return object("paused", [("reason", .string(reason))])
         case .resumed(let reason): return object("resumed", [("reason", .string(reason))])
+        }
+    }
+}
+
+extension RPCError {
+    /// The error a client sees for a failure of the workspace (or of the request's params).
+    init(answering error: any Error) {
+        switch error {
+        case let error as RPCError: self = error
+        case let error as WorkspaceError: self = .refused(error.description, data: ControlMethods<ContinuousClock>.data(error))
+        default: self = .refused("\(error)")
         }
     }
 }

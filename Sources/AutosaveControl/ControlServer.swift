@@ -65,24 +65,47 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         guard await isSameUser(connection.channel) else { return }
         do {
             try await connection.executeThenClose { inbound, outbound in
-                try await self.answer(inbound, outbound)
+                await self.answer(inbound, outbound)
             }
         } catch {
             // The client went away; whatever it had been told was accepted already is in the journal.
         }
     }
 
+    /// Answers a connection's requests in order. Requests are carried out one after another, but
+    /// an edit's answer waits for its journal fsync in the answer queue, not in the request loop:
+    /// a client that pipelines edits gets them committed together (group commit). At most
+    /// `answersInFlight` answers wait, so a client that never reads stops being read from.
     private func answer(
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-    ) async throws {
+    ) async {
         let writer = LineWriter(outbound: outbound)
+        let window = AnswerWindow(size: Self.answersInFlight)
+        let (answers, queue) = AsyncStream.makeStream(of: PendingAnswer.self)
+        await withTaskGroup { group in
+            group.addTask {
+                for await answer in answers {
+                    if let line = await answer.line() { await writer.send(line) }
+                    await window.release()
+                }
+            }
+            await readRequests(inbound, writer: writer, window: window, queue: queue)
+            queue.finish()
+        }
+    }
+
+    private func readRequests(
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, writer: LineWriter, window: AnswerWindow,
+        queue: AsyncStream<PendingAnswer>.Continuation
+    ) async {
         var subscription: Task<Void, Never>?
         defer { subscription?.cancel() }
         do {
             for try await line in inbound {
+                await window.acquire()
                 switch RPCCodec.decode(Array(line.readableBytesView)) {
                 case .failure(let failure):
-                    await writer.send(RPCCodec.response(id: failure.id, error: failure.error))
+                    queue.yield(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(let request):
                     if request.method == RPCMethod.subscribe.rawValue, subscription == nil {
                         let events = methods.workspace.events()
@@ -93,10 +116,10 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                         }
                     }
                     do {
-                        let result = try await methods.perform(request)
-                        if request.id != nil { await writer.send(RPCCodec.response(id: request.id, result: result)) }
+                        let (result, edit) = try await methods.performPipelined(request)
+                        queue.yield(.afterDurable(edit, id: request.id, result: result))
                     } catch {
-                        if request.id != nil { await writer.send(RPCCodec.response(id: request.id, error: error)) }
+                        queue.yield(.ready(request.id == nil ? nil : RPCCodec.response(id: request.id, error: error)))
                     }
                 }
             }
@@ -104,9 +127,14 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             logger.warning(
                 "request-too-large",
                 metadata: ["limit": "\(maxRequestBytes)", "next": "answered with an error and closed that connection"])
-            await writer.send(RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes)))
+            queue.yield(.ready(RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes))))
+        } catch {
+            // The client went away; whatever it had been told was accepted already is in the journal.
         }
     }
+
+    /// Answers waiting to be sent on one connection, at most.
+    static var answersInFlight: Int { 256 }
 
     /// Refuses (and logs) a peer that runs as another user.
     private func isSameUser(_ channel: any Channel) async -> Bool {
@@ -143,5 +171,51 @@ actor LineWriter {
 
     func send(_ line: String) async {
         try? await outbound.write(ByteBuffer(string: line + "\n"))
+    }
+}
+
+/// One answer in a connection's queue: ready to send, or waiting for its edit to be durable.
+enum PendingAnswer: Sendable {
+    /// The response line (nil: a notification, which gets none).
+    case ready(String?)
+    /// A result to send once `edit` is durable; an error response if that fails.
+    case afterDurable(AcceptedEdit?, id: JSONValue?, result: JSONValue)
+
+    func line() async -> String? {
+        switch self {
+        case .ready(let line):
+            return line
+        case .afterDurable(let edit, let id, let result):
+            guard let edit else { return id.map { RPCCodec.response(id: $0, result: result) } }
+            do { try await edit.waitUntilDurable() } catch {
+                return id.map { RPCCodec.response(id: $0, error: RPCError(answering: error)) }
+            }
+            return id.map { RPCCodec.response(id: $0, result: result) }
+        }
+    }
+}
+
+/// Counts a connection's answers in flight; `acquire` waits while the window is full.
+actor AnswerWindow {
+    private let size: Int
+    private var used = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(size: Int) { self.size = size }
+
+    func acquire() async {
+        if used < size {
+            used += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            used -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }

@@ -147,22 +147,29 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Returns: the new revision.
     /// - Throws: `WorkspaceError.staleRevision`, `.invalidPath`, `.tooLarge`, `.unreadable`.
     public func write(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
-        let buffer = try await buffer(for: try normalize(path))
-        let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
-        try await journal(accepted)
+        let accepted = try await accept(path, content, changeID: changeID, ifRevision: ifRevision)
+        try await accepted.waitUntilDurable()
         return accepted.revision
     }
 
-    /// Makes an accepted edit durable before it is acknowledged.
-    private func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) {
-        guard let journal = context.journal, let record = accepted.record else { return }
-        do { try await journal.append(record) } catch {
-            logger.error(
-                "journal-failed",
-                metadata: [
-                    "path": "\(record.path)", "error": "\(error)",
-                    "next": "the edit is in the buffer and will be saved, but would not survive a crash; the client is told",
-                ])
+    /// Takes an edit into its buffer and writes it to the journal, without waiting for the
+    /// journal's fsync: a caller that pipelines edits takes the next one meanwhile, and must
+    /// `waitUntilDurable()` before it acknowledges this one. Edits apply in call order.
+    ///
+    /// - Throws: as `write`.
+    public func accept(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> AcceptedEdit {
+        let buffer = try await buffer(for: try normalize(path))
+        let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
+        return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
+    }
+
+    /// Writes an accepted edit to the journal; its ticket tells when it is durable.
+    private func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) -> AcceptedEdit.Ticket? {
+        guard let journal = context.journal, let record = accepted.record else { return nil }
+        do {
+            return AcceptedEdit.Ticket(journal: journal, sequence: try await journal.write(record), path: record.path)
+        } catch {
+            AcceptedEdit.logJournalFailure(error, path: record.path, logger: logger)
             throw .journalFailed(error)
         }
     }
@@ -201,7 +208,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     public func remove(_ path: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
         let buffer = try await buffer(for: try normalize(path))
         let accepted = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
-        try await journal(accepted)
+        try await AcceptedEdit(revision: accepted.revision, ticket: journal(accepted), logger: logger).waitUntilDurable()
         try await buffer.save()
         return accepted.revision
     }

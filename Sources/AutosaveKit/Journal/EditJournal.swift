@@ -161,12 +161,26 @@ public actor EditJournal {
     /// - Throws: `JournalError.system` when it cannot be written or synced: the edit must then be
     ///   refused, since it would not survive a crash.
     public func append(_ record: JournalRecord) async throws(JournalError) {
-        let bytes = JournalFormat.encode(record)
-        try writeRecord(bytes)
+        try await waitUntilDurable(write(record))
+    }
+
+    /// Writes an accepted edit without waiting for it to be durable; records keep the order of
+    /// these calls. Pass the returned number to `waitUntilDurable` before acknowledging the edit.
+    ///
+    /// - Throws: `JournalError.system` when it cannot be written.
+    public func write(_ record: JournalRecord) throws(JournalError) -> Int {
+        try writeRecord(JournalFormat.encode(record))
         appended += 1
         remember(record)
-        guard isDurable else { return }
-        let sequence = appended
+        return appended
+    }
+
+    /// Returns once the record `write` numbered `sequence` is durable (at once when `fsync` is
+    /// off). Records written meanwhile share the same fsync (group commit).
+    ///
+    /// - Throws: `JournalError.system` when the fsync failed.
+    public func waitUntilDurable(_ sequence: Int) async throws(JournalError) {
+        guard isDurable, sequence > synced else { return }
         let result = await withCheckedContinuation { continuation in
             syncWaiters.append((sequence, continuation))
             startSyncIfIdle()
