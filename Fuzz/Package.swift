@@ -1,0 +1,42 @@
+// swift-tools-version: 6.2
+// The fuzz targets: libFuzzer harnesses for the configuration parser, the control-socket
+// request decoder and the three-way line merge. Build and run them with `Fuzz/run [SECONDS]`:
+// it adds the address sanitizer, libFuzzer's coverage instrumentation and libFuzzer itself,
+// without which a plain `swift build` of this package does not link.
+import PackageDescription
+
+let package = Package(
+    name: "autosave-fuzz",
+    dependencies: [
+        // `name:` keeps the dependency's identity "autosave" whatever the checkout's folder is called.
+        .package(name: "autosave", path: "..")
+    ],
+    targets: [
+        .target(name: "CLibFuzzer"),
+        .executableTarget(
+            name: "FuzzConfiguration",
+            dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
+        ),
+        .executableTarget(
+            name: "FuzzRequestDecoder",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "AutosaveKit", package: "autosave"),
+                .product(name: "AutosaveControl", package: "autosave"),
+            ]
+        ),
+        .executableTarget(
+            name: "FuzzLineMerge",
+            dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
+        ),
+    ]
+)
+
+for target in package.targets where target.name != "CLibFuzzer" {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .treatAllWarnings(as: .error),
+        ]
+}
