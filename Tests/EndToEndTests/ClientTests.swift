@@ -5,20 +5,11 @@ import Testing
 /// The agent driven through its CLI and its socket, as editors and scripts drive it.
 @Suite struct ClientTests {
     func startAgent(_ project: TemporaryDirectory, config: String? = nil) async throws -> AgentProcess {
-        if let config { try project.write("autosave.json", config) }
-        let agent = try AgentProcess(["run", project.path])
-        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
-        return agent
+        try await AgentProcess.started(on: project, config: config)
     }
 
     func cli(_ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
-        if let stdin {
-            let input = project.url(".input-\(UUID().uuidString)")
-            try Data(stdin.utf8).write(to: URL(fileURLWithPath: input))
-            defer { try? FileManager.default.removeItem(atPath: input) }
-            return try await AgentProcess.run(arguments + ["--from", input], in: project.path)
-        }
-        return try await AgentProcess.run(arguments, in: project.path)
+        try await AgentProcess.client(arguments, in: project, stdin: stdin)
     }
 
     @Test func aWriteThroughTheCLIIsSavedAfterTheWindow() async throws {

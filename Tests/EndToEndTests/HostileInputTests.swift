@@ -6,18 +6,11 @@ import Testing
 /// serving everyone else, memory stays bounded, and nothing acknowledged is lost.
 @Suite struct HostileInputTests {
     func startAgent(_ project: TemporaryDirectory, config: String? = nil) async throws -> AgentProcess {
-        if let config { try project.write("autosave.json", config) }
-        let agent = try AgentProcess(["run", project.path])
-        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
-        return agent
+        try await AgentProcess.started(on: project, config: config)
     }
 
     func cli(_ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
-        guard let stdin else { return try await AgentProcess.run(arguments, in: project.path) }
-        let input = project.url(".input-\(UUID().uuidString)")
-        try Data(stdin.utf8).write(to: URL(fileURLWithPath: input))
-        defer { try? FileManager.default.removeItem(atPath: input) }
-        return try await AgentProcess.run(arguments + ["--from", input], in: project.path)
+        try await AgentProcess.client(arguments, in: project, stdin: stdin)
     }
 
     /// The agent's resident memory, in MiB, from /proc.

@@ -100,7 +100,8 @@ public actor EditJournal {
         if records.count > recovered.count {
             var fresh = JournalFormat.header()
             for record in recovered { fresh += JournalFormat.encode(record) }
-            try replaceFile(at: path, in: directory, with: fresh)
+            let written = try replaceFile(at: path, in: directory, with: fresh)
+            try? written.close()
             existing = fresh
             validBytes = fresh.count
         }
@@ -124,19 +125,24 @@ public actor EditJournal {
     }
 
     /// Writes `bytes` to a new file, syncs it, renames it over `path` and syncs the directory.
-    private static func replaceFile(at path: String, in directory: String, with bytes: [UInt8]) throws(JournalError) {
+    ///
+    /// - Returns: the new file, open for appending after `bytes`.
+    private static func replaceFile(at path: String, in directory: String, with bytes: [UInt8]) throws(JournalError) -> FileDescriptor {
         let next = directory + "/journal.next"
+        var fresh: FileDescriptor?
         do {
-            let fresh = try FileDescriptor.open(
+            let opened = try FileDescriptor.open(
                 FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
-            defer { try? fresh.close() }
-            _ = try fresh.writeAll(bytes)
-            try fresh.sync()
+            fresh = opened
+            _ = try opened.writeAll(bytes)
+            try opened.sync()
             guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
             let directoryFD = try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
             try? directoryFD.sync()
             try? directoryFD.close()
+            return opened
         } catch {
+            try? fresh?.close()
             unlink(next)
             throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
         }
@@ -313,24 +319,11 @@ public actor EditJournal {
     }
 
     private func rewrite() throws(JournalError) {
-        let next = directory + "/journal.next"
         var bytes = JournalFormat.header()
         for key in live.keys.sorted() { bytes += JournalFormat.encode(live[key]!) }
-        do {
-            let fresh = try FileDescriptor.open(
-                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
-            _ = try fresh.writeAll(bytes)
-            try fresh.sync()
-            guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
-            let directoryFD = try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
-            try? directoryFD.sync()
-            try? directoryFD.close()
-            try? file.close()
-            file = fresh
-            size = bytes.count
-        } catch {
-            unlink(next)
-            throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
-        }
+        let fresh = try Self.replaceFile(at: path, in: directory, with: bytes)
+        try? file.close()
+        file = fresh
+        size = bytes.count
     }
 }
