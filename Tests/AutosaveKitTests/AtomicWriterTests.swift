@@ -90,6 +90,22 @@ import Testing
         #expect(try project.read("b.txt") == "shared")
     }
 
+    /// Found by the crash soak (the agent frozen between its check and its rename while a tool
+    /// replaced the file): the swap puts the tool's version back and the save is refused.
+    @Test func aFileReplacedBetweenTheCheckAndTheRenameIsNotLost() throws {
+        try project.write("f.txt", "base\n")
+        let root = project.path
+        let racing = AtomicWriter(root: root, _beforeRename: { _ in
+            try? "theirs\n".write(toFile: root + "/.f.txt.other-tool", atomically: false, encoding: .utf8)
+            rename(root + "/.f.txt.other-tool", root + "/f.txt")
+        })
+        #expect(throws: WriteError.changedOnDisk(path: "f.txt")) {
+            try racing.write(Array("mine\n".utf8), to: "f.txt", expecting: fingerprint("f.txt"))
+        }
+        #expect(try project.read("f.txt") == "theirs\n")
+        #expect(try leftovers().isEmpty)
+    }
+
     @Test func removalChecksTheVersionFirst() throws {
         try project.write("f.txt", "x")
         let seen = try #require(fingerprint("f.txt"))

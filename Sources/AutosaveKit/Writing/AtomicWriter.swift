@@ -20,14 +20,19 @@ public struct AtomicWriter: Sendable {
     /// Fault injection for tests only: runs right before the compare-and-swap, so a test can hold
     /// a save in flight or change the file under it. Nil in the agent.
     let _beforeCommit: (@Sendable (String) -> Void)?
+    /// Fault injection for tests only: runs after the compare-and-swap, right before the rename,
+    /// so a test can replace the file inside that window. Nil in the agent.
+    let _beforeRename: (@Sendable (String) -> Void)?
     /// Fault injection for tests only: picks the temp name (random in the agent), so a test can
     /// plant a symlink where the temp file will go. Nil in the agent.
     let _tempName: (@Sendable (String) -> String)?
 
     public init(
         root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
-        _beforeCommit: (@Sendable (String) -> Void)? = nil, _tempName: (@Sendable (String) -> String)? = nil
+        _beforeCommit: (@Sendable (String) -> Void)? = nil, _beforeRename: (@Sendable (String) -> Void)? = nil,
+        _tempName: (@Sendable (String) -> String)? = nil
     ) {
+        self._beforeRename = _beforeRename
         self._beforeCommit = _beforeCommit
         self._tempName = _tempName
         self.root = root
@@ -102,16 +107,42 @@ public struct AtomicWriter: Sendable {
             ownWrites.forget(target.displayPath)
             throw .changedOnDisk(path: path)
         }
-        let renamed = current == nil
-            ? CAutosaveShims_renameNoReplace(directory, temp, directory, target.name)
-            : renameat(directory, temp, directory, target.name)
+        // An existing file is swapped with the temp rather than renamed over: someone may replace
+        // it between the check above and the rename, and a swap destroys no version.
+        _beforeRename?(path)
+        var isExchanged = false
+        var renamed: CInt
+        if current == nil {
+            renamed = CAutosaveShims_renameNoReplace(directory, temp, directory, target.name)
+        } else {
+            renamed = CAutosaveShims_renameExchange(directory, temp, directory, target.name)
+            isExchanged = renamed == 0
+            if renamed != 0, [EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) {
+                // A filesystem without RENAME_EXCHANGE: the plain rename, with its tiny window.
+                renamed = renameat(directory, temp, directory, target.name)
+            }
+        }
         guard renamed == 0 else {
             let code = Errno(rawValue: errno)
             ownWrites.forget(target.displayPath)
             if code == .fileExists { throw .changedOnDisk(path: path) }
             throw .system(path: path, operation: "rename", code)
         }
+        if isExchanged, Fingerprint.of(temp, in: directory) != current {
+            // The swap displaced a version written after the check: give it its name back and
+            // let the buffer merge with it. Ours is still in the buffer.
+            committed = true
+            ownWrites.forget(target.displayPath)
+            if CAutosaveShims_renameExchange(directory, temp, directory, target.name) == 0,
+                Fingerprint.of(temp, in: directory) == written
+            {
+                unlinkat(directory, temp, 0)
+            }
+            // Otherwise the temp name holds someone's version: it is left in place, not deleted.
+            throw .changedOnDisk(path: path)
+        }
         committed = true
+        if isExchanged { unlinkat(directory, temp, 0) }
         if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
         return written
     }

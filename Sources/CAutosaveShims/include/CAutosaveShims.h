@@ -14,6 +14,11 @@ static inline int CAutosaveShims_renameNoReplace(int fromDirectory, const char *
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_NOREPLACE);
 }
 
+/// `renameat2(…, RENAME_EXCHANGE)`: swaps the two names atomically; neither file is destroyed.
+static inline int CAutosaveShims_renameExchange(int fromDirectory, const char *_Nonnull from, int toDirectory,
+                                                const char *_Nonnull to) {
+    return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
+}
 /// The layout of Linux's `struct ucred` (what `SO_PEERCRED` returns). Declared here rather than
 /// taken from <sys/socket.h>: that header under _GNU_SOURCE clashes with Glibc's Swift module.
 typedef struct {
