@@ -23,7 +23,7 @@ import Testing
         await harness.stop()
     }
 
-    @Test func eachEditPushesTheSaveToAQuietWindowAfterIt() async throws {
+    @Test(.timeLimit(.minutes(1))) func eachEditPushesTheSaveToAQuietWindowAfterIt() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "old\n"])
         _ = try await harness.write("a.txt", "first\n")
         try await harness.advance(by: .milliseconds(600))
@@ -31,14 +31,7 @@ import Testing
         // The first edit's window has passed, but the second edit's has not: the timer of the
         // first window wakes and goes back to sleep until the second's.
         harness.clock.advance(by: .milliseconds(500))
-        let clock = harness.clock
-        let isAsleepAgain = await withTaskGroup { group in
-            group.addTask { await clock.waitForSleepers(1); return true }
-            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
-        }
-        #expect(isAsleepAgain)
+        await harness.clock.waitForSleepers(1)
         #expect(harness.logged("saved").isEmpty)
         #expect(try harness.project.read("a.txt") == "old\n")
         try await harness.advance(by: .milliseconds(500))
