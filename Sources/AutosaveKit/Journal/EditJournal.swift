@@ -71,11 +71,7 @@ public actor EditJournal {
     /// - Throws: `JournalError.futureVersion` or `.notAJournal` without touching the file, or `.system`.
     public static func open(directory: String, fsync: Bool) throws(JournalError) -> (EditJournal, Recovery) {
         let path = directory + "/journal.log"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
-        }
+        try makeDirectory(directory)
         unlink(directory + "/journal.next")
         var existing: [UInt8] = []
         do { existing = try FileContents.read(path) } catch where error == .noSuchFileOrDirectory {} catch {
@@ -100,10 +96,9 @@ public actor EditJournal {
         if records.count > recovered.count {
             var fresh = JournalFormat.header()
             for record in recovered { fresh += JournalFormat.encode(record) }
-            let written = try replaceFile(at: path, in: directory, with: fresh)
-            try? written.close()
-            existing = fresh
-            validBytes = fresh.count
+            let descriptor = try replaceFile(at: path, in: directory, with: fresh)
+            let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
+            return (journal, Recovery(records: recovered, tornBytes: tornBytes))
         }
         let descriptor: FileDescriptor
         do {
@@ -122,6 +117,15 @@ public actor EditJournal {
         }
         let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
         return (journal, Recovery(records: recovered, tornBytes: tornBytes))
+    }
+
+    /// Makes `directory` and any missing parent, mode 0700 (nothing when it exists).
+    private static func makeDirectory(_ directory: String) throws(JournalError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
+        }
     }
 
     /// Writes `bytes` to a new file, syncs it, renames it over `path` and syncs the directory.
@@ -251,15 +255,7 @@ public actor EditJournal {
     static var recordsBetweenLooks: Int { 64 }
 
     private func recreate() throws(JournalError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            // The state directory itself is gone too: make every missing parent.
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
-            }
-        }
+        try Self.makeDirectory(directory)
         try rewrite()
         recreatedCount += 1
     }
