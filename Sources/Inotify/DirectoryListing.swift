@@ -3,7 +3,7 @@ import Glibc
 import SystemPackage
 
 /// One entry of a directory listing.
-struct DirectoryEntry {
+struct DirectoryEntry: Sendable {
     var name: String
     var isDirectory: Bool
     /// `st_ctim` in ns since the epoch, when the listing was asked to stat files.

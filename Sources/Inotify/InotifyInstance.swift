@@ -53,9 +53,7 @@ final class InotifyInstance {
     /// The kernel returns the same descriptor for a directory that is already watched.
     /// - Throws: `Errno` from `inotify_add_watch` (`ENOSPC` at the watch limit).
     func addWatch(absolutePath: String) throws(Errno) -> Int32 {
-        let wd = inotify_add_watch(descriptor, absolutePath, CInotifyTools_agentEventMask())
-        guard wd >= 0 else { throw Errno(rawValue: errno) }
-        return wd
+        try shared.addTreeWatch(absolutePath: absolutePath)
     }
 
     /// Removes a watch; a descriptor the kernel already dropped is not an error.
@@ -104,6 +102,16 @@ final class InotifyInstance {
 /// new cookie directory, which has to happen before the watcher thread can be woken through it.
 struct InotifyDescriptor: Sendable {
     let rawValue: CInt
+
+    /// Watches one directory of the tree for every event the agent handles; safe from any thread
+    /// (the kernel serialises watches on one instance), so a scan may watch in parallel.
+    ///
+    /// - Throws: `Errno` from `inotify_add_watch` (`ENOSPC` at the watch limit).
+    func addTreeWatch(absolutePath: String) throws(Errno) -> Int32 {
+        let wd = inotify_add_watch(rawValue, absolutePath, CInotifyTools_agentEventMask())
+        guard wd >= 0 else { throw Errno(rawValue: errno) }
+        return wd
+    }
 
     /// - Throws: `Errno` from `inotify_add_watch`.
     func addCookieWatch(absolutePath: String) throws(Errno) -> Int32 {

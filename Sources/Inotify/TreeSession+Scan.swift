@@ -9,12 +9,19 @@ extension TreeSession {
         let started = DirectoryListing.monotonicMilliseconds()
         var listings: [DirectoryScan.Listing] = []
         var directories = 0
-        var stack = [(start, start.relativePath)]
-        while let (node, path) = stack.popLast() {
-            directories += 1
-            watch(node, path: path)
-            let children = list(node, path: path, statFiles: statFiles, into: &listings)
-            stack.append(contentsOf: children)
+        // Level by level: a level's directories are watched and listed in parallel, then
+        // taken into the tree here, which finds the next level.
+        var level = [(start, start.relativePath)]
+        while !level.isEmpty {
+            directories += level.count
+            let probes = DirectoryProbe.probe(
+                level.map { absolutePath($0.1) }, instance: instance.shared, statFiles: statFiles)
+            var next: [(DirectoryNode, String)] = []
+            for ((node, path), probe) in zip(level, probes) {
+                record(probe.watch, for: node)
+                next += list(node, path: path, entries: probe.entries, statFiles: statFiles, into: &listings)
+            }
+            level = next
         }
         return makeScan(
             scope: [start.relativePath], isRecursive: true, listings: listings, directories: directories,
@@ -41,7 +48,8 @@ extension TreeSession {
         for (node, path) in nodes {
             directories += 1
             watch(node, path: path)
-            for (child, _) in list(node, path: path, statFiles: true, into: &listings) where child.wd == nil {
+            let entries = try? DirectoryListing.entries(of: absolutePath(path), statFiles: true)
+            for (child, _) in list(node, path: path, entries: entries, statFiles: true, into: &listings) where child.wd == nil {
                 // A directory that appeared since the last scan: walk it like any new directory.
                 guard unwatched[ObjectIdentifier(child)] == nil else { continue }
                 let scan = scanTree(from: child, statFiles: true, unseenSince: since)
@@ -56,12 +64,13 @@ extension TreeSession {
                     unseenSince: since, started: started)))
     }
 
-    /// Lists one directory: files go to `files`, child directories are returned (existing nodes
-    /// reused, new ones created) and children that vanished are dropped.
+    /// Takes one directory's listing into the tree: files go to `listings`, child directories are
+    /// returned (existing nodes reused, new ones created) and children that vanished are dropped.
     private func list(
-        _ node: DirectoryNode, path: String, statFiles: Bool, into listings: inout [DirectoryScan.Listing]
+        _ node: DirectoryNode, path: String, entries: [DirectoryEntry]?, statFiles: Bool,
+        into listings: inout [DirectoryScan.Listing]
     ) -> [(DirectoryNode, String)] {
-        guard let entries = try? DirectoryListing.entries(of: absolutePath(path), statFiles: statFiles) else {
+        guard let entries else {
             // It vanished or cannot be read: the parent's event (or the next rescan) settles it.
             return []
         }

@@ -186,8 +186,17 @@ final class TreeSession {
 
     /// Watches `node`'s directory; records it as unwatched when the kernel refuses.
     func watch(_ node: DirectoryNode, path: String) {
+        do throws(Errno) {
+            record(.success(try instance.addWatch(absolutePath: absolutePath(path))), for: node)
+        } catch {
+            record(.failure(error), for: node)
+        }
+    }
+
+    /// Takes the outcome of watching `node`'s directory into the tree.
+    func record(_ watch: Result<Int32, Errno>, for node: DirectoryNode) {
         do {
-            let wd = try instance.addWatch(absolutePath: absolutePath(path))
+            let wd = try watch.get()
             if let old = node.wd, old != wd { forgetWatch(of: node, removingWatch: true) }
             node.wd = wd
             nodeByWatch[wd] = node
