@@ -50,7 +50,8 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
+                        let executor = EventLoopTaskExecutor(connection.channel.eventLoop)
+                        group.addTask(executorPreference: executor) { await self.serve(connection) }
                     }
                 }
             }
@@ -80,32 +81,33 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     ) async {
         let writer = LineWriter(outbound: outbound)
-        let window = AnswerWindow(size: Self.answersInFlight)
-        let (answers, queue) = AsyncStream.makeStream(of: PendingAnswer.self)
+        let queue = AnswerQueue(size: Self.answersInFlight)
         await withTaskGroup { group in
             group.addTask {
-                for await answer in answers {
-                    if let line = await answer.line() { await writer.send(line) }
-                    await window.release()
+                while let batch = await queue.next() {
+                    var lines: [String] = []
+                    for answer in batch {
+                        if let line = await answer.line() { lines.append(line) }
+                    }
+                    await writer.send(lines)
+                    queue.release(batch.count)
                 }
             }
-            await readRequests(inbound, writer: writer, window: window, queue: queue)
+            await readRequests(inbound, writer: writer, queue: queue)
             queue.finish()
         }
     }
 
     private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, writer: LineWriter, window: AnswerWindow,
-        queue: AsyncStream<PendingAnswer>.Continuation
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, writer: LineWriter, queue: AnswerQueue
     ) async {
         var subscription: Task<Void, Never>?
         defer { subscription?.cancel() }
         do {
             for try await line in inbound {
-                await window.acquire()
                 switch RPCCodec.decode(Array(line.readableBytesView)) {
                 case .failure(let failure):
-                    queue.yield(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
+                    await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(let request):
                     if request.method == RPCMethod.subscribe.rawValue, subscription == nil {
                         let events = methods.workspace.events()
@@ -117,9 +119,9 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     }
                     do {
                         let (result, edit) = try await methods.performPipelined(request)
-                        queue.yield(.afterDurable(edit, id: request.id, result: result))
+                        await queue.push(.afterDurable(edit, id: request.id, result: result))
                     } catch {
-                        queue.yield(.ready(request.id == nil ? nil : RPCCodec.response(id: request.id, error: error)))
+                        await queue.push(.ready(request.id == nil ? nil : RPCCodec.response(id: request.id, error: error)))
                     }
                 }
             }
@@ -127,7 +129,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             logger.warning(
                 "request-too-large",
                 metadata: ["limit": "\(maxRequestBytes)", "next": "answered with an error and closed that connection"])
-            queue.yield(.ready(RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes))))
+            await queue.push(.ready(RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes))))
         } catch {
             // The client went away; whatever it had been told was accepted already is in the journal.
         }
@@ -172,50 +174,16 @@ actor LineWriter {
     func send(_ line: String) async {
         try? await outbound.write(ByteBuffer(string: line + "\n"))
     }
-}
 
-/// One answer in a connection's queue: ready to send, or waiting for its edit to be durable.
-enum PendingAnswer: Sendable {
-    /// The response line (nil: a notification, which gets none).
-    case ready(String?)
-    /// A result to send once `edit` is durable; an error response if that fails.
-    case afterDurable(AcceptedEdit?, id: JSONValue?, result: JSONValue)
-
-    func line() async -> String? {
-        switch self {
-        case .ready(let line):
-            return line
-        case .afterDurable(let edit, let id, let result):
-            guard let edit else { return id.map { RPCCodec.response(id: $0, result: result) } }
-            do { try await edit.waitUntilDurable() } catch {
-                return id.map { RPCCodec.response(id: $0, error: RPCError(answering: error)) }
-            }
-            return id.map { RPCCodec.response(id: $0, result: result) }
+    /// Sends `lines` in one write (one flush, one system call when the socket takes them all).
+    func send(_ lines: [String]) async {
+        guard !lines.isEmpty else { return }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+        for line in lines {
+            buffer.writeString(line)
+            buffer.writeInteger(UInt8(ascii: "\n"))
         }
-    }
-}
-
-/// Counts a connection's answers in flight; `acquire` waits while the window is full.
-actor AnswerWindow {
-    private let size: Int
-    private var used = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    init(size: Int) { self.size = size }
-
-    func acquire() async {
-        if used < size {
-            used += 1
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty {
-            used -= 1
-        } else {
-            waiting.removeFirst().resume()
-        }
+        try? await outbound.write(buffer)
     }
 }

@@ -39,7 +39,8 @@ public actor EditJournal {
     }
 
     public nonisolated let directory: String
-    private let isDurable: Bool
+    /// Whether records are fsync'd before `waitUntilDurable` returns (`journal.fsync`).
+    let isDurable: Bool
     private var file: FileDescriptor
     private var size: Int
     /// The newest unsaved record per path; what a rewrite keeps.
