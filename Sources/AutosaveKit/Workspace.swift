@@ -9,6 +9,8 @@ import Logging
 /// from the watcher to the buffers they concern.
 public actor Workspace<C: Clock> where C.Duration == Duration {
     public nonisolated let root: String
+    /// `root` and a slash: what an absolute path inside the root starts with.
+    private let rootPrefix: String
     private let configuration: ResolvedConfiguration
     private var context: BufferContext<C>
     private let watcher: FileWatcher<C>
@@ -30,6 +32,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         _beforeCommit: (@Sendable (String) -> Void)? = nil
     ) {
         self.root = configuration.root
+        self.rootPrefix = configuration.root + "/"
         self.configuration = configuration
         self.logger = logger
         let broadcast = EventBroadcast()
@@ -167,7 +170,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     private func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) -> AcceptedEdit.Ticket? {
         guard let journal = context.journal, let record = accepted.record else { return nil }
         do {
-            return AcceptedEdit.Ticket(journal: journal, sequence: try await journal.write(record), path: record.path)
+            let sequence = try await journal.write(record)
+            // Without fsync an edit is as durable as it gets once written: nothing to wait for.
+            return journal.isDurable ? AcceptedEdit.Ticket(journal: journal, sequence: sequence, path: record.path) : nil
         } catch {
             AcceptedEdit.logJournalFailure(error, path: record.path, logger: logger)
             throw .journalFailed(error)
@@ -428,9 +433,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     func normalize(_ raw: String) throws(WorkspaceError) -> String {
         var text = raw
         if text.hasPrefix("/") {
-            guard text.hasPrefix(root + "/") else { throw .invalidPath(path: raw, reason: "it is outside the root \(root)") }
-            text = String(text.dropFirst(root.count + 1))
+            guard text.hasPrefix(rootPrefix) else { throw .invalidPath(path: raw, reason: "it is outside the root \(root)") }
+            text = String(text.dropFirst(rootPrefix.count))
         }
+        // An open buffer's key passed every check below when it opened, and is its own normal form.
+        if buffers[text] != nil { return text }
         guard !text.utf8.contains(0) else { throw .invalidPath(path: raw, reason: "it contains a NUL byte") }
         var parts: [Substring] = []
         for part in text.split(separator: "/", omittingEmptySubsequences: true) {

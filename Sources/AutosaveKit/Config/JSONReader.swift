@@ -156,12 +156,19 @@ public struct JSONReader {
         // Runs without escapes are validated and appended whole (a copy, not scalar by scalar).
         var result = ""
         var runStart = index
+        // ASCII needs no validation, and the validating initialiser is slow on small strings.
+        var runIsASCII = true
         func flush(_ end: Int) throws(SyntaxError) {
             guard runStart < end else { return }
+            if runIsASCII {
+                result += String(decoding: bytes[runStart..<end], as: UTF8.self)
+                return
+            }
             guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else {
                 throw SyntaxError(message: "invalid UTF-8 in a string", position: position)
             }
             result += text
+            runIsASCII = true
         }
         while index < bytes.count {
             let byte = bytes[index]
@@ -178,6 +185,7 @@ public struct JSONReader {
                 runStart = index
                 continue
             }
+            if byte >= 0x80 { runIsASCII = false }
             index += 1
         }
         throw error("unterminated string, found end of file")

@@ -25,34 +25,66 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     /// The value as it would be written back, compactly.
     public var jsonText: String {
+        var text = ""
+        write(into: &text)
+        return text
+    }
+
+    /// Appends the JSON text to `text`: one growing string, not a string per member.
+    public func write(into text: inout String) {
         switch self {
-        case .null: "null"
-        case .bool(let value): value ? "true" : "false"
-        case .number(let text): text
-        case .string(let text): JSONValue.quoted(text)
-        case .array(let items): "[" + items.map(\.jsonText).joined(separator: ",") + "]"
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .number(let number): text += number
+        case .string(let string): JSONValue.appendQuoted(string, to: &text)
+        case .array(let items):
+            text += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { text += "," }
+                item.write(into: &text)
+            }
+            text += "]"
         case .object(let members):
-            "{" + members.map { JSONValue.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"
+            text += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { text += "," }
+                JSONValue.appendQuoted(member.key, to: &text)
+                text += ":"
+                member.value.write(into: &text)
+            }
+            text += "}"
         }
     }
 
     /// `text` as a JSON string literal.
     public static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
+        var result = ""
+        appendQuoted(text, to: &result)
+        return result
+    }
+
+    /// Appends `string` as a JSON string literal; a string with nothing to escape is appended whole.
+    static func appendQuoted(_ string: String, to text: inout String) {
+        text += "\""
+        guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            text += string
+            text += "\""
+            return
+        }
+        for scalar in string.unicodeScalars {
             switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
             case let control where control.value < 0x20:
-                result += "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
+                text += "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
                     + String(control.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
+            default: text.unicodeScalars.append(scalar)
             }
         }
-        return result + "\""
+        text += "\""
     }
 }
 
