@@ -36,7 +36,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Every window with a deadline up to this instant has been settled.
     private var settledThrough: C.Instant?
     private var settledWaiters: [(deadline: C.Instant, continuation: CheckedContinuation<Void, Never>)] = []
-    private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>)?
+    /// The settling to come: a timer, or (task nil) a `.settleDue` already queued because it was due.
+    private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>?)?
     private var rescanTimer: Task<Void, Never>?
     private var isStopped = false
 
@@ -107,7 +108,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             case .watch(let event): handle(event)
             case .settleDue:
                 // Whichever timer woke, the next one is worked out afresh below.
-                settleTimer?.task.cancel()
+                settleTimer?.task?.cancel()
                 settleTimer = nil
                 settleDue()
             case .rescanDue: inotify.rescanUnwatched()
@@ -331,11 +332,18 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // due, or less, and the next one is set then) instead of a new timer per event.
         if let current = settleTimer, let deadline, current.deadline <= deadline { return }
         if settleTimer == nil, deadline == nil { return }
-        settleTimer?.task.cancel()
+        settleTimer?.task?.cancel()
         settleTimer = nil
         guard let deadline else { return }
-        let clock = self.clock
         let continuation = inputContinuation
+        if deadline <= clock.now {
+            // Due already (settleMs 0): queued behind the events already in, as a timer firing
+            // now would be, without the timer and the thread it wakes.
+            settleTimer = (deadline, nil)
+            continuation.yield(.settleDue)
+            return
+        }
+        let clock = self.clock
         settleTimer = (
             deadline,
             Task {
@@ -358,7 +366,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func finish() {
-        settleTimer?.task.cancel()
+        settleTimer?.task?.cancel()
         settleTimer = nil
         rescanTimer?.cancel()
         rescanTimer = nil
