@@ -42,6 +42,29 @@ import Testing
         #expect(try leftovers().isEmpty)
     }
 
+    @Test func aCommitIsDurableBeforeTheOldVersionIsRemovedAndTheOldVersionGoesOnce() throws {
+        try project.write("a.txt", "old")
+        let before = try #require(fingerprint("a.txt"))
+        let commit = try writer.commit(Array("new".utf8), to: "a.txt", expecting: before)
+        #expect(try project.read("a.txt") == "new")
+        #expect(commit.fingerprint == fingerprint("a.txt"))
+        let kept = try leftovers()
+        #expect(kept.count == 1, "the displaced version waits under the temp name")
+        #expect(try kept.map { try project.read($0) } == ["old"])
+        let displaced = try #require(commit.displaced)
+        displaced.remove()
+        #expect(try leftovers().isEmpty)
+        displaced.remove()
+        #expect(try project.read("a.txt") == "new", "a second remove touches nothing")
+
+        // Dropped without a remove (say the caller failed): released, it is removed all the same.
+        let again = try writer.commit(Array("newer".utf8), to: "a.txt", expecting: commit.fingerprint)
+        #expect(try leftovers().count == 1)
+        _ = consume again
+        #expect(try leftovers().isEmpty)
+        #expect(try project.read("a.txt") == "newer")
+    }
+
     @Test func anUnseenEditIsNeverOverwritten() throws {
         try project.write("f.txt", "base")
         let seen = try #require(fingerprint("f.txt"))

@@ -255,6 +255,9 @@ import Testing
         try await harness.advance(by: .milliseconds(200))
         _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
         #expect(try FileContents.read(disk.path + "/a.txt").count == 30 << 10)
+        // `saved` is logged once the save is durable; the old version goes right after. A save
+        // asked for now waits for that one to finish.
+        try await harness.workspace.save(["a.txt"])
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { $0.contains("autosave-") }
         #expect(leftovers.isEmpty)
         await harness.stop()

@@ -188,28 +188,27 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         isSaving = true
         schedule.saveStarted()
         let started = ContinuousClock.now
-        let result: Result<Fingerprint?, WriteError>
+        let result: Result<Commit?, WriteError>
         do {
-            let fingerprint = try await BlockingIO.run { () throws(WriteError) -> Fingerprint? in
+            let commit = try await BlockingIO.run { () throws(WriteError) -> Commit? in
                 guard let bytes = snapshot.bytes else {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
-                return try writer.write(bytes, to: path, expecting: snapshot.expected)
+                return try writer.commit(bytes, to: path, expecting: snapshot.expected)
             }
-            result = .success(fingerprint)
+            result = .success(commit)
         } catch {
             result = .failure(error)
         }
-        isSaving = false
         defer {
             let waiters = saveWaiters
             saveWaiters.removeAll()
             for waiter in waiters { waiter.resume() }
         }
         switch result {
-        case .success(let fingerprint):
-            base = fingerprint.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0) }
+        case .success(let commit):
+            base = commit.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0.fingerprint) }
             schedule.saveSucceeded()
             let elapsed = ContinuousClock.now - started
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
@@ -221,6 +220,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                     "ms": "\((milliseconds * 10).rounded() / 10)",
                 ])
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
+            // Durable and reported; the old version goes now. A save waited on returns after it.
+            if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
+            isSaving = false
             do { try await context.journal?.markSaved(path, revision: snapshot.revision) } catch {
                 context.logger.warning(
                     "journal-failed",
@@ -231,11 +233,13 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             if needsReconcile { await reconcileWithDisk() }
             return nil
         case .failure(.changedOnDisk):
+            isSaving = false
             // Someone wrote the file since the buffer last saw it: merge instead of clobbering.
             if isDirty { schedule.edited(at: context.clock.now) }
             await reconcileWithDisk()
             return nil
         case .failure(let error):
+            isSaving = false
             let retry = schedule.saveFailed(at: context.clock.now)
             let wait = context.clock.now.duration(to: retry)
             let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)

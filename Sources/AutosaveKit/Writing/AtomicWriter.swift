@@ -8,8 +8,8 @@ import SystemPackage
 /// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
 /// restore the old mode and owner; `fsync`; check that the file on disk is still the version the
-/// buffer was based on (compare-and-swap); `renameat` (`RENAME_NOREPLACE` for a new file); `fsync`
-/// the directory. A file with several hard links is written in place under the `preserve` policy.
+/// buffer was based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
+/// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A file with several hard links is written in place under the `preserve` policy.
 public struct AtomicWriter: Sendable {
     public let root: String
     public let fsync: Bool
@@ -50,6 +50,16 @@ public struct AtomicWriter: Sendable {
     /// - Throws: `WriteError.changedOnDisk` when the compare-and-swap fails (nothing written),
     ///   `.outsideRoot`, `.notARegularFile`, or `.system` with the errno; no temp file is left.
     public func write(_ bytes: [UInt8], to path: String, expecting expected: Fingerprint?) throws(WriteError) -> Fingerprint {
+        let commit = try self.commit(bytes, to: path, expecting: expected)
+        commit.displaced?.remove()
+        return commit.fingerprint
+    }
+
+    /// `write`, except that the version the file had is left under the temp name for the caller
+    /// to remove (`Commit.displaced`) once it has told the world the save is durable.
+    ///
+    /// - Throws: as `write`.
+    public func commit(_ bytes: [UInt8], to path: String, expecting expected: Fingerprint?) throws(WriteError) -> Commit {
         let target = try resolve(path)
         let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
@@ -58,7 +68,9 @@ public struct AtomicWriter: Sendable {
         if let current, !current.isRegularFile { throw .notARegularFile(path: path) }
         guard current == expected else { throw .changedOnDisk(path: path) }
         if let current, current.links > 1, hardLinks == .preserve {
-            return try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current)
+            return Commit(
+                fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
+                displaced: nil)
         }
         return try replace(bytes, path: path, target: target, directory: directory, current: current)
     }
@@ -80,7 +92,7 @@ public struct AtomicWriter: Sendable {
 
     private func replace(
         _ bytes: [UInt8], path: String, target: Target, directory: CInt, current: Fingerprint?
-    ) throws(WriteError) -> Fingerprint {
+    ) throws(WriteError) -> Commit {
         let temp = _tempName?(target.name) ?? Self.tempName(for: target.name)
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
@@ -95,7 +107,9 @@ public struct AtomicWriter: Sendable {
         if let current, current.owner != getuid() || current.group != getgid() {
             if fchown(fd, current.owner, current.group) != 0 {
                 // The owner cannot be kept by replacing the file: write it in place instead.
-                return try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current)
+                return Commit(
+                    fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
+                    displaced: nil)
             }
         }
         if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
@@ -142,9 +156,15 @@ public struct AtomicWriter: Sendable {
             throw .changedOnDisk(path: path)
         }
         committed = true
-        if isExchanged { unlinkat(directory, temp, 0) }
+        // The old version under the temp name goes with the directory's descriptor to whoever
+        // removes it; on a failed fsync it is removed right away (the release below).
+        var displaced: DisplacedVersion?
+        if isExchanged {
+            let kept = dup(directory)
+            if kept >= 0 { displaced = DisplacedVersion(directory: kept, name: temp) } else { unlinkat(directory, temp, 0) }
+        }
         if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
-        return written
+        return Commit(fingerprint: written, displaced: displaced)
     }
 
     /// Overwrites the file's own inode (several hard links, or an owner we cannot give a new file).

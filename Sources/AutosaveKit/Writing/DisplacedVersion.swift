@@ -1,0 +1,40 @@
+import Glibc
+import Synchronization
+
+/// The file's previous version, which a save swapped out of its name and left under the temp
+/// name: durable history no one needs once the save is durable.
+///
+/// Removing it frees the old inode, which on ext4 takes a millisecond or more; a save does it
+/// after it has reported itself durable, not before. It is removed at most once: by `remove()`,
+/// or when released. A crash before then leaves a temp file that the next start removes.
+public final class DisplacedVersion: Sendable {
+    /// The directory holding it (owned, closed on removal); -1 once removed.
+    private let directory: Mutex<CInt>
+    private let name: String
+
+    init(directory: CInt, name: String) {
+        self.directory = Mutex(directory)
+        self.name = name
+    }
+
+    /// Unlinks it; a later call does nothing.
+    public func remove() {
+        let descriptor = directory.withLock { descriptor in
+            defer { descriptor = -1 }
+            return descriptor
+        }
+        guard descriptor >= 0 else { return }
+        unlinkat(descriptor, name, 0)
+        close(descriptor)
+    }
+
+    deinit { remove() }
+}
+
+/// A save that is durable on disk.
+public struct Commit: Sendable {
+    /// The fingerprint of the file now on disk.
+    public let fingerprint: Fingerprint
+    /// The version it replaced, still to be removed (nil when none was left behind).
+    public let displaced: DisplacedVersion?
+}
