@@ -145,15 +145,22 @@ out:
     return NULL;
 }
 
-static _Noreturn void echo(const char *path) {
-    int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (server < 0) fail("cannot create socket", path);
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof address.sun_path) {
+/* A stream socket and the address of PATH, for bind or connect. */
+static int unix_socket(const char *path, struct sockaddr_un *address) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail("cannot create socket for", path);
+    *address = (struct sockaddr_un){.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof address->sun_path) {
         errno = ENAMETOOLONG;
-        fail("cannot bind", path);
+        fail("the socket path is too long:", path);
     }
-    strcpy(address.sun_path, path);
+    strcpy(address->sun_path, path);
+    return fd;
+}
+
+static _Noreturn void echo(const char *path) {
+    struct sockaddr_un address;
+    int server = unix_socket(path, &address);
     unlink(path);
     if (bind(server, (struct sockaddr *)&address, sizeof address) != 0) fail("cannot bind", path);
     if (listen(server, 64) != 0) fail("cannot listen on", path);
@@ -178,14 +185,8 @@ struct tally {
 };
 
 static int connect_to(const char *path) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) fail("cannot create socket for", path);
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof address.sun_path) {
-        errno = ENAMETOOLONG;
-        fail("cannot connect to", path);
-    }
-    strcpy(address.sun_path, path);
+    struct sockaddr_un address;
+    int fd = unix_socket(path, &address);
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) fail("cannot connect to", path);
     return fd;
 }

@@ -113,7 +113,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                         let events = methods.workspace.events()
                         subscription = Task {
                             for await event in events {
-                                await writer.send(RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event)))
+                                await writer.send([RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event))])
                             }
                         }
                     }
@@ -169,10 +169,6 @@ actor LineWriter {
 
     init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) {
         self.outbound = outbound
-    }
-
-    func send(_ line: String) async {
-        try? await outbound.write(ByteBuffer(string: line + "\n"))
     }
 
     /// Sends `lines` in one write (one flush, one system call when the socket takes them all).
