@@ -1,16 +1,33 @@
-import Dispatch
+import NIOPosix
 
 /// Runs blocking system calls (reads, writes, fsyncs) off Swift's cooperative thread pool.
 ///
-/// The pool has one thread per core (two here); an fsync that takes 10 ms there would stall
-/// every actor. Dispatch's global queue grows threads for blocking work instead.
+/// The cooperative pool has one thread per core (two here); an fsync that takes 10 ms there
+/// would stall every actor. The work goes to a fixed pool of threads that may block instead.
+/// Dispatch's global queue was the first choice, but on Linux it adds a thread for blocked
+/// work only when its monitor notices (about five ran at once): 32 saves meant to overlap
+/// their fsyncs during a flush ran five at a time. With `threadCount` threads that many
+/// fsyncs wait on the same journal commit. Idle threads sleep on a condition variable and
+/// cost nothing.
 public enum BlockingIO {
+    /// Threads that may block at once: as many as the final flush runs saves at once.
+    public static let threadCount = 32
+
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: threadCount)
+        pool.start()
+        return pool
+    }()
+
     /// Runs `body` on a thread that may block, and returns its result.
+    ///
+    /// The work runs whether or not the calling task is cancelled: a write started is finished.
     public static func run<Result: Sendable, Failure: Error>(
         _ body: @escaping @Sendable () throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         let outcome: Swift.Result<Result, Failure> = await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
+            // The pool is never shut down, so every item runs as `.active`.
+            pool.submit { _ in
                 do throws(Failure) {
                     continuation.resume(returning: .success(try body()))
                 } catch {
