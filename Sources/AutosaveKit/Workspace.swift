@@ -282,11 +282,12 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     @discardableResult
     public func shutdown() async -> (saved: Int, failed: Int) {
         var dirty: [(String, FileBuffer<C>)] = []
-        for key in buffers.keys.sorted() {
+        for key in FlushOrder.interleavingDirectories(Array(buffers.keys)) {
             guard let buffer = buffers[key], await buffer.isDirty else { continue }
             dirty.append((key, buffer))
         }
         // Saves overlap: each waits mostly on its fsyncs, which the filesystem can commit together.
+        // They are taken a directory at a time in turn, so those in flight rarely share a directory.
         let logger = self.logger
         let (saved, failed) = await withTaskGroup(of: Bool.self) { group in
             var results = (saved: 0, failed: 0)
