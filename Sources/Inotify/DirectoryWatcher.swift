@@ -17,7 +17,8 @@ import SystemPackage
 public final class DirectoryWatcher: Sendable {
     /// The absolute path of the watched root.
     public let root: String
-    /// Raw events in kernel order. Finishes after `stop()`.
+    /// Raw events in kernel order. Finishes after `stop()`; empty when the watcher was made
+    /// with a sink of the caller's own.
     public let events: AsyncStream<WatchEvent>
 
     let mailbox: Mailbox
@@ -33,17 +34,41 @@ public final class DirectoryWatcher: Sendable {
     ///     watcher thread for every entry of every scan; keep it fast.
     ///   - isLeftover: marks ignored files worth reporting from the first walk (the agent's own
     ///     temp files, left by a crash); they come back in `DirectoryScan.leftovers`.
-    public init(
+    public convenience init(
         root: String, cookieDirectory: String,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
         isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }
     ) {
-        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
-        self.events = stream
+        self.init(
+            root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
+            events: stream, sink: WatchEventSink(continuation))
+    }
+
+    /// Prepares a watcher whose events go to `sink` instead of `events`.
+    ///
+    /// The other parameters are those of `init(root:cookieDirectory:isIgnored:isLeftover:)`.
+    public convenience init(
+        root: String, cookieDirectory: String,
+        isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
+        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+        sink: WatchEventSink
+    ) {
+        let (empty, continuation) = AsyncStream.makeStream(of: WatchEvent.self)
+        continuation.finish()
+        self.init(
+            root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
+            events: empty, sink: sink)
+    }
+
+    private init(
+        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
+        isLeftover: @escaping @Sendable (String) -> Bool, events: AsyncStream<WatchEvent>, sink: WatchEventSink
+    ) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.events = events
         self.mailbox = Mailbox(
-            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            continuation: continuation)
+            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover, sink: sink)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -83,7 +108,7 @@ public final class DirectoryWatcher: Sendable {
     /// Removes every watch of this tree and finishes `events`. Safe to call more than once.
     public func stop() async {
         guard mailbox.isRegistered else {
-            mailbox.continuation.finish()
+            mailbox.sink.finish()
             return
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -152,7 +177,7 @@ final class Mailbox: Sendable {
     let cookieDirectory: String
     let isIgnored: @Sendable (String, String, Bool) -> Bool
     let isLeftover: @Sendable (String) -> Bool
-    let continuation: AsyncStream<WatchEvent>.Continuation
+    let sink: WatchEventSink
 
     private struct State {
         var nextSequence: UInt64 = 1
@@ -164,13 +189,13 @@ final class Mailbox: Sendable {
 
     init(
         root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
-        isLeftover: @escaping @Sendable (String) -> Bool, continuation: AsyncStream<WatchEvent>.Continuation
+        isLeftover: @escaping @Sendable (String) -> Bool, sink: WatchEventSink
     ) {
         self.isLeftover = isLeftover
         self.root = root
         self.cookieDirectory = cookieDirectory
         self.isIgnored = isIgnored
-        self.continuation = continuation
+        self.sink = sink
     }
 
     var isRegistered: Bool {

@@ -35,7 +35,7 @@ final class TreeSession {
         return mailbox.isIgnored(directory, name, isDirectory)
     }
 
-    func emit(_ event: WatchEvent) { mailbox.continuation.yield(event) }
+    func emit(_ event: WatchEvent) { mailbox.sink.yield(event) }
 
     // MARK: - Lifecycle
 
@@ -60,8 +60,8 @@ final class TreeSession {
 
     /// The instance cannot be read any more: the tree's stream ends.
     func report(readFailure error: InotifyError) {
-        mailbox.continuation.yield(.failed(error))
-        mailbox.continuation.finish()
+        mailbox.sink.yield(.failed(error))
+        mailbox.sink.finish()
     }
 
     // MARK: - Events

@@ -169,7 +169,7 @@ final class WatcherThread: Sendable {
                 let watch = try Self.makeCookieDirectory(path, instance: instance)
                 thread.register(mailbox, cookieWatch: watch)
                 sessionsByCookie[watch] = session
-                mailbox.continuation.yield(.controlDirectoryLost(path: path))
+                mailbox.sink.yield(.controlDirectoryLost(path: path))
                 for sequence in mailbox.pendingSequences {
                     let fd = open(path + "/c\(sequence)", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
                     if fd >= 0 { close(fd) }
@@ -177,8 +177,8 @@ final class WatcherThread: Sendable {
             } catch {
                 session?.stop()
                 mailbox.isRegistered = false
-                mailbox.continuation.yield(.failed(error))
-                mailbox.continuation.finish()
+                mailbox.sink.yield(.failed(error))
+                mailbox.sink.finish()
             }
         }
 
@@ -220,7 +220,7 @@ final class WatcherThread: Sendable {
                 continuation.resume(returning: session.start())
             case .barrier(let number):
                 sessionsByCookie[cookieWatch]?.finishPendingMoves()
-                mailbox.continuation.yield(.barrier(number))
+                mailbox.sink.yield(.barrier(number))
             case .rescanUnwatched:
                 sessionsByCookie[cookieWatch]?.rescanUnwatched(unseenSince: drainedAt)
             case .stop(let continuation):
@@ -229,7 +229,7 @@ final class WatcherThread: Sendable {
                 thread.unregister(cookieWatch: cookieWatch)
                 mailbox.isRegistered = false
                 rmdir(mailbox.cookieDirectory)
-                mailbox.continuation.finish()
+                mailbox.sink.finish()
                 continuation.resume()
             case .stall(let stall):
                 stall.stalled.signal()

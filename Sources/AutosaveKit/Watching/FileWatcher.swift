@@ -69,14 +69,17 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             patterns: configuration.configuration.watch.ignore, stateDirectory: configuration.stateDirectoryInsideRoot)
         self.rules = rules
         self.settler = ChangeSettler(settle: .milliseconds(configuration.configuration.watch.settleMs))
-        self.inotify = DirectoryWatcher(
-            root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
-            isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
-            isLeftover: { name in IgnoreRules.isAgentTempName(name) })
         (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
-        (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
+        let (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
+        (self.inputs, self.inputContinuation) = (inputs, inputContinuation)
+        // The watcher thread yields each event straight into the inputs, beside the timers'.
+        self.inotify = DirectoryWatcher(
+            root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
+            isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
+            isLeftover: { name in IgnoreRules.isAgentTempName(name) },
+            sink: WatchEventSink(deliver: { inputContinuation.yield(.watch($0)) }, end: { inputContinuation.yield(.finished) }))
     }
 
     /// Watches the whole tree and logs `ready` once every watch is in place.
@@ -92,12 +95,6 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 "root": "\(configuration.root)", "dirs": "\(scan.directories)", "watches": "\(scan.watches)",
                 "files": "\(scan.fileCount)", "ms": "\(Self.rounded(scan.milliseconds))",
             ])
-        let events = inotify.events
-        let continuation = inputContinuation
-        Task {
-            for await event in events { continuation.yield(.watch(event)) }
-            continuation.yield(.finished)
-        }
         return scan
     }
 
