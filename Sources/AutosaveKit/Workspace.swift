@@ -317,8 +317,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return (saved, failed)
     }
 
-    /// Saves in flight at once during the final flush.
-    static var concurrentSaves: Int { 32 }
+    /// Saves in flight at once during the final flush: 64 flushed 1,000 buffers in a median 0.44 ×
+    /// the floor against 0.56 × with 32 (six alternating runs each, bench figure 5).
+    static var concurrentSaves: Int { 64 }
 
     // MARK: - Routing
 

@@ -5,13 +5,12 @@ import NIOPosix
 /// The cooperative pool has one thread per core (two here); an fsync that takes 10 ms there
 /// would stall every actor. The work goes to a fixed pool of threads that may block instead.
 /// Dispatch's global queue was the first choice, but on Linux it adds a thread for blocked
-/// work only when its monitor notices (about five ran at once): 32 saves meant to overlap
-/// their fsyncs during a flush ran five at a time. With `threadCount` threads that many
-/// fsyncs wait on the same journal commit. Idle threads sleep on a condition variable and
-/// cost nothing.
+/// work only when its monitor notices (about five ran at once): the final flush's saves, meant
+/// to overlap their fsyncs, ran five at a time. Idle threads sleep on a condition variable and
+/// cost nothing; their stacks are touched only when used.
 public enum BlockingIO {
     /// Threads that may block at once: as many as the final flush runs saves at once.
-    public static let threadCount = 32
+    public static let threadCount = 64
 
     private static let pool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: threadCount)
