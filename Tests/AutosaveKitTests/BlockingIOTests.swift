@@ -1,0 +1,42 @@
+@testable import AutosaveKit
+import Foundation
+import Testing
+
+@Suite struct BlockingIOTests {
+    /// The final flush relies on it: its saves block in fsync together, so they must not queue
+    /// behind a handful of threads (Dispatch's global queue ran about five at once).
+    @Test func blockingCallsRunTogetherUpToTheThreadCount() async {
+        let count = BlockingIO.threadCount / 2
+        let gate = Gate(expected: count, deadline: Date().addingTimeInterval(5))
+        let allMet = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<count { group.addTask { await BlockingIO.run { gate.arriveAndWait() } } }
+            var allMet = true
+            for await met in group { allMet = allMet && met }
+            return allMet
+        }
+        #expect(allMet, "\(count) blocking calls did not all run at once within 5 s")
+    }
+}
+
+/// Blocks each caller until `expected` callers are inside at once, or the deadline passes.
+private final class Gate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var arrived = 0
+    private let expected: Int
+    private let deadline: Date
+
+    init(expected: Int, deadline: Date) {
+        self.expected = expected
+        self.deadline = deadline
+    }
+
+    /// Whether every caller arrived before the deadline.
+    func arriveAndWait() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        arrived += 1
+        if arrived == expected { condition.broadcast() }
+        while arrived < expected, condition.wait(until: deadline) {}
+        return arrived >= expected
+    }
+}
