@@ -42,7 +42,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var isStopped = false
 
     private enum Input: Sendable {
-        case watch(WatchEvent)
+        /// An event and when the watcher thread read it: its settle window starts then, not
+        /// when the actor gets to it.
+        case watch(WatchEvent, at: C.Instant)
         case settleDue
         case rescanDue
         case finished
@@ -79,7 +81,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
             isLeftover: { name in IgnoreRules.isAgentTempName(name) },
-            sink: WatchEventSink(deliver: { inputContinuation.yield(.watch($0)) }, end: { inputContinuation.yield(.finished) }))
+            sink: WatchEventSink(
+                deliver: { [clock] event in inputContinuation.yield(.watch(event, at: clock.now)) },
+                end: { inputContinuation.yield(.finished) }))
     }
 
     /// Watches the whole tree and logs `ready` once every watch is in place.
@@ -102,7 +106,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public func run() async {
         for await input in inputs {
             switch input {
-            case .watch(let event): handle(event)
+            case .watch(let event, let time): handle(event, at: time)
             case .settleDue:
                 // Whichever timer woke, the next one is worked out afresh below.
                 settleTimer?.task?.cancel()
@@ -165,8 +169,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     // MARK: - Events
 
-    private func handle(_ event: WatchEvent) {
-        let now = clock.now
+    private func handle(_ event: WatchEvent, at now: C.Instant) {
         switch event {
         case .file(let file):
             settler.record(file, at: now)
