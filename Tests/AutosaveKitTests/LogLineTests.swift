@@ -33,6 +33,22 @@ import Testing
         #expect(object?["dirs"] as? Int == 12)
     }
 
+    @Test func onlyWholeJSONNumbersArePrintedBare() {
+        for number in ["0", "12", "-3", "3.5", "0.25", "1e9", "-2.5E-3"] { #expect(LogLine.isJSONNumber(number), "\(number)") }
+        for text in ["", "-", "01", "1.", ".5", "1e", "1e+", "12a", " 12", "0x1F", "NaN", "1.2.3", String(repeating: "9", count: 40)] {
+            #expect(!LogLine.isJSONNumber(text), "\(text)")
+        }
+        let line = LogLine.render(
+            format: .json, timestamp: instant, level: .info, event: "saved", fields: ["path": "01", "revision": "-7", "ms": "1."])
+        #expect(line.hasSuffix(",\"path\":\"01\",\"revision\":-7,\"ms\":\"1.\"}"))
+    }
+
+    @Test func timestampsArePaddedToFixedWidth() {
+        let early = Date(timeIntervalSince1970: 1_767_236_406.0075)  // 2026-01-01T03:00:06.007Z (half a ms in, clear of rounding)
+        let line = LogLine.render(format: .text, timestamp: early, level: .info, event: "ready", fields: [:])
+        #expect(line == "2026-01-01T03:00:06.007Z info ready")
+    }
+
     @Test func theHandlerFiltersByLevel() {
         let lines = LinesBox()
         var logger = Logger(label: "t") { _ in AgentLogHandler(level: .warning, format: .text, sink: lines.append) }

@@ -20,4 +20,5 @@ let benchmarks: @Sendable () -> Void = {
     registerMergeBenchmarks()
     registerSettleBenchmarks()
     registerJournalBenchmarks()
+    registerLogBenchmarks()
 }

@@ -12,29 +12,44 @@ public enum LogLine {
     static let trailingKeys = ["ms", "error", "next"]
 
     /// Renders a record.
+    ///
+    /// Every `saved` and `external-change` is rendered on the path that reports it, so the line
+    /// is appended into one string, with no intermediate JSON tree.
     public static func render(
         format: LogFormat, timestamp: Date, level: Logger.Level, event: String, fields: Logger.Metadata
     ) -> String {
         let keys = orderedKeys(fields)
-        let stamp = timestampText(timestamp)
+        var line = ""
+        line.reserveCapacity(96 + fields.count * 24)
         switch format {
         case .text:
-            var line = "\(stamp) \(level.rawValue) \(event)"
+            appendTimestamp(timestamp, to: &line)
+            line += " "
+            line += level.rawValue
+            line += " "
+            line += event
             for key in keys {
-                line += " \(key)=\(logfmtValue(fields[key]!.description))"
+                line += " "
+                line += key
+                line += "="
+                line += logfmtValue(fields[key]!.description)
             }
-            return line
         case .json:
-            var members = [
-                JSONMember(key: "ts", value: .string(stamp), position: .init(line: 0, column: 0)),
-                JSONMember(key: "level", value: .string(level.rawValue), position: .init(line: 0, column: 0)),
-                JSONMember(key: "event", value: .string(event), position: .init(line: 0, column: 0)),
-            ]
-            for key in keys where !["ts", "level", "event"].contains(key) {
-                members.append(JSONMember(key: key, value: jsonValue(fields[key]!), position: .init(line: 0, column: 0)))
+            line += "{\"ts\":\""
+            appendTimestamp(timestamp, to: &line)
+            line += "\",\"level\":\""
+            line += level.rawValue
+            line += "\",\"event\":"
+            JSONValue.appendQuoted(event, to: &line)
+            for key in keys where key != "ts" && key != "level" && key != "event" {
+                line += ","
+                JSONValue.appendQuoted(key, to: &line)
+                line += ":"
+                appendJSON(fields[key]!, to: &line)
             }
-            return JSONValue.object(members).jsonText
+            line += "}"
         }
+        return line
     }
 
     static func orderedKeys(_ fields: Logger.Metadata) -> [String] {
@@ -50,6 +65,17 @@ public enum LogLine {
             scalar.value > 0x20 && scalar.value < 0x7F && scalar != "\"" && scalar != "=" && scalar != "\\"
         }
         return isPlain ? text : JSONValue.quoted(text)
+    }
+
+    /// Appends a field's value: numbers and Booleans (which swift-log carries as strings) as JSON
+    /// values, everything else as a string.
+    private static func appendJSON(_ value: Logger.MetadataValue, to line: inout String) {
+        switch value {
+        case .string(let text):
+            if text == "true" || text == "false" || isJSONNumber(text) { line += text } else { JSONValue.appendQuoted(text, to: &line) }
+        case .stringConvertible, .array, .dictionary:
+            jsonValue(value).write(into: &line)
+        }
     }
 
     private static func jsonValue(_ value: Logger.MetadataValue) -> JSONValue {
@@ -72,22 +98,58 @@ public enum LogLine {
         }
     }
 
-    private static func isJSONNumber(_ text: String) -> Bool {
-        guard !text.isEmpty, text.count < 32 else { return false }
-        guard case .number = try? JSONReader.parse(Array(text.utf8)) else { return false }
-        return true
+    /// Whether `text` is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    static func isJSONNumber(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        guard bytes.count < 32 else { return false }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        if bytes.first == UInt8(ascii: "0") {
+            bytes = bytes.dropFirst()
+        } else if digits() == 0 {
+            return false
+        }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return false }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 
-    /// `2026-11-21T22:00:00.123Z`.
-    static func timestampText(_ date: Date) -> String {
+    /// Appends `2026-11-21T22:00:00.123Z` (UTC, milliseconds).
+    static func appendTimestamp(_ date: Date, to line: inout String) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(milliseconds % 1000)
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+        line += String(unsafeUninitializedCapacity: 24) { buffer in
+            var index = 0
+            func put(_ value: Int, width: Int, then separator: Unicode.Scalar) {
+                var rest = value
+                for position in stride(from: width - 1, through: 0, by: -1) {
+                    buffer[index + position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                buffer[index + width] = UInt8(ascii: separator)
+                index += width + 1
+            }
+            put(Int(parts.tm_year) + 1900, width: 4, then: "-")
+            put(Int(parts.tm_mon) + 1, width: 2, then: "-")
+            put(Int(parts.tm_mday), width: 2, then: "T")
+            put(Int(parts.tm_hour), width: 2, then: ":")
+            put(Int(parts.tm_min), width: 2, then: ":")
+            put(Int(parts.tm_sec), width: 2, then: ".")
+            put(Int(milliseconds % 1000), width: 3, then: "Z")
+            return index
+        }
     }
 }
