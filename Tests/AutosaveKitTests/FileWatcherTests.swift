@@ -164,6 +164,27 @@ final class WatcherHarness: Sendable {
         await harness.stop()
     }
 
+    @Test func windowsClosingWithinHalfAMillisecondOfAWakeUpAreSettledByIt() async throws {
+        // A write's events reach the watcher a little apart; the wake-up for the first window
+        // settles a window that closes a fraction of a millisecond later, instead of sleeping again.
+        let harness = try await WatcherHarness(files: ["f.txt": "x", "g.txt": "x", "h.txt": "x"])
+        try harness.project.write("f.txt", "y")
+        await harness.watcher.sync()
+        harness.clock.advance(by: .microseconds(300))
+        try harness.project.write("g.txt", "y")
+        await harness.watcher.sync()
+        harness.clock.advance(by: .microseconds(400))
+        try harness.project.write("h.txt", "y")
+        await harness.watcher.sync()
+        harness.clock.advance(by: .microseconds(49_300))
+        try await harness.changes.wait(timeout: .seconds(20), "f.txt and g.txt at f.txt's deadline") { $0.count >= 2 }
+        await harness.watcher.sync()
+        #expect(Set(harness.changes.elements) == [FileChange(.modified, "f.txt"), FileChange(.modified, "g.txt")])
+        harness.clock.advance(by: .microseconds(700))
+        _ = try await harness.changes.first(timeout: .seconds(20), "h.txt, 0.7 ms later") { $0 == FileChange(.modified, "h.txt") }
+        await harness.stop()
+    }
+
     @Test func ignoredNamesAreNeverReported() async throws {
         let harness = try await WatcherHarness(files: ["keep.txt": "k"]) { $0.watch.ignore = ["*.log", "build/"] }
         try harness.project.write("debug.log", "x")
