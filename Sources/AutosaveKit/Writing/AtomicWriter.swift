@@ -233,9 +233,10 @@ public struct AtomicWriter: Sendable {
 
     /// `.<name>.autosave-<random>.tmp`: reserved for the agent and ignored by its watcher.
     static func tempName(for name: String) -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        // Ten base-36 digits of one random draw (36^10 < 2^52): one getrandom, not one per digit.
         var random = SystemRandomNumberGenerator()
-        let suffix = String((0..<10).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+        let digits = String(random.next() % 3_656_158_440_062_976, radix: 36)
+        let suffix = String(repeating: "0", count: 10 - digits.count) + digits
         // Keep the temp name within NAME_MAX (255) even for a 255-byte name.
         let stem = name.utf8.count > 200 ? String(decoding: name.utf8.prefix(200), as: UTF8.self) : name
         return ".\(stem).autosave-\(suffix).tmp"
