@@ -99,7 +99,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     @discardableResult
     public func start() async throws(InotifyError) -> DirectoryScan {
         let scan = try await inotify.start()
-        known = KnownFiles(scan.listings)
+        // `ready` means every watch is in place: events from now on queue up in `inputs`, and
+        // none is looked at before the known files below are in (run() starts after this returns).
+        defer { known = KnownFiles(scan.listings) }
         logger.info(
             "ready",
             metadata: [
