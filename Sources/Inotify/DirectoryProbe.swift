@@ -1,12 +1,13 @@
-import Dispatch
+import Glibc
+import Synchronization
 import SystemPackage
 
 /// Watching and listing one directory: the system calls of a scan, which may run on any thread.
 ///
-/// A scan probes a whole level of the tree at once, spread over the cores (most of a first walk
-/// is kernel time in `inotify_add_watch` and `getdents`), then applies the results to its nodes
-/// on the watcher's thread. Each probe watches before it lists, so nothing created in between
-/// goes unseen.
+/// A scan probes a whole level of the tree at once, on `threadCount` threads (most of a first
+/// walk is kernel time in `inotify_add_watch` and `getdents`, and on a cold cache waiting for the
+/// disk), then applies the results to its nodes on the watcher's thread. Each probe watches
+/// before it lists, so nothing created in between goes unseen.
 struct DirectoryProbe: Sendable {
     /// The watch descriptor, or why the directory could not be watched.
     var watch: Result<Int32, Errno>
@@ -27,11 +28,21 @@ struct DirectoryProbe: Sendable {
             return absolutePaths.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) }
         }
         let results = ProbeResults(count: absolutePaths.count)
-        DispatchQueue.concurrentPerform(iterations: absolutePaths.count) { index in
-            results.store(DirectoryProbe(absolutePaths[index], instance: instance, statFiles: statFiles), at: index)
+        let next = Atomic(0)
+        onThreads(min(threadCount, absolutePaths.count)) {
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < absolutePaths.count else { return }
+                results.store(DirectoryProbe(absolutePaths[index], instance: instance, statFiles: statFiles), at: index)
+            }
         }
         return results.collect()
     }
+
+    /// Threads probing at once: more than the cores, so that directories not in the cache wait
+    /// for the disk together. 10,000 directories after `drop_caches`: 16 threads 310-365 ms, the
+    /// two of `concurrentPerform` (one per core) 715-865 ms; with the cache warm, about the same.
+    static var threadCount: Int { 16 }
 
     /// Below this many directories, handing them to other threads costs more than it saves.
     static var parallelThreshold: Int { 8 }
@@ -56,4 +67,31 @@ private final class ProbeResults: @unchecked Sendable {
     func store(_ probe: DirectoryProbe, at index: Int) { slots[index] = probe }
 
     func collect() -> [DirectoryProbe] { slots.map { $0! } }
+}
+
+/// Runs `body` on `count` threads of its own at once; returns when every one has returned.
+///
+/// Plain threads, not Dispatch's pool, which keeps to one thread per core while they block.
+private func onThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+    final class Work: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var threads: [pthread_t] = []
+    for _ in 0..<count {
+        var thread = pthread_t()
+        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        let created = pthread_create(&thread, nil, { argument in
+            Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, work)
+        if created == 0 {
+            threads.append(thread)
+        } else {
+            Unmanaged<Work>.fromOpaque(work).release()
+        }
+    }
+    // Without a thread of its own (none could be made), the work still gets done, here.
+    if threads.isEmpty { body() }
+    for thread in threads { pthread_join(thread, nil) }
 }
