@@ -1,6 +1,7 @@
 import Glibc
 import Inotify
 import Logging
+import Synchronization
 
 /// Watches the root and reports each external change once it has settled, classified.
 ///
@@ -29,6 +30,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private let changesContinuation: AsyncStream<FileChange>.Continuation
     private let inputs: AsyncStream<Input>
     private let inputContinuation: AsyncStream<Input>.Continuation
+    /// Events the watcher thread has handed over that `run()` has not taken in yet.
+    private let eventsInFlight: EventCount
 
     private var settler: ChangeSettler<C.Instant>
     private var known = KnownFiles([String]())
@@ -57,6 +60,12 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// `watch.settleMs`.
     static var wakeUpSlack: Duration { .microseconds(500) }
 
+    /// The settle timer is set this much before the deadline it serves: a timer wakes 0.15-0.3 ms
+    /// late on these machines, so without a lead every window closed that much after
+    /// `watch.settleMs`; with it, about on time (the slack above settles what the wake-up finds
+    /// due a little later).
+    static var wakeUpLead: Duration { .microseconds(100) }
+
     /// Rescans of unwatched directories run this often when the configuration says 0.
     static var defaultRescanInterval: Duration { .seconds(30) }
 
@@ -83,13 +92,18 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
         let (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
         (self.inputs, self.inputContinuation) = (inputs, inputContinuation)
+        let eventsInFlight = EventCount()
+        self.eventsInFlight = eventsInFlight
         // The watcher thread yields each event straight into the inputs, beside the timers'.
         self.inotify = DirectoryWatcher(
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
             isLeftover: { name in IgnoreRules.isAgentTempName(name) },
             sink: WatchEventSink(
-                deliver: { [clock] event in inputContinuation.yield(.watch(event, at: clock.now)) },
+                deliver: { [clock] event in
+                    eventsInFlight.add(1)
+                    inputContinuation.yield(.watch(event, at: clock.now))
+                },
                 end: { inputContinuation.yield(.finished) }))
     }
 
@@ -115,12 +129,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public func run() async {
         for await input in inputs {
             switch input {
-            case .watch(let event, let time): handle(event, at: time)
+            case .watch(let event, let time):
+                eventsInFlight.add(-1)
+                handle(event, at: time)
             case .settleDue:
-                // Whichever timer woke, the next one is worked out afresh below.
-                settleTimer?.task?.cancel()
-                settleTimer = nil
-                settleDue()
+                settleWindowsDue()
             case .rescanDue: inotify.rescanUnwatched()
             case .finished:
                 finish()
@@ -226,6 +239,28 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var rescanInterval: Duration {
         let seconds = configuration.configuration.watch.rescanIntervalS
         return seconds > 0 ? .seconds(seconds) : Self.defaultRescanInterval
+    }
+
+    /// A settle timer woke, or a deadline already due was queued: settles what is due. The next
+    /// timer is worked out afresh afterwards, whichever timer it was.
+    private func settleWindowsDue() {
+        settleTimer?.task?.cancel()
+        settleTimer = nil
+        settleDue()
+    }
+
+    /// The settle timer for `deadline` woke. Events already handed over but not taken in come
+    /// first (one may push a window on), so then the settling queues behind them; otherwise it
+    /// runs at once, without the wake-up of `run()` that queueing costs.
+    private func settleTimerWoke(for deadline: C.Instant) {
+        guard settleTimer?.deadline == deadline else { return }
+        if eventsInFlight.isZero {
+            settleWindowsDue()
+            scheduleSettleTimer()
+        } else {
+            settleTimer = (deadline, nil)
+            inputContinuation.yield(.settleDue)
+        }
     }
 
     private func settleDue() {
@@ -355,9 +390,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         let clock = self.clock
         settleTimer = (
             deadline,
-            Task {
-                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                continuation.yield(.settleDue)
+            Task { [weak self] in
+                do { try await clock.sleep(until: deadline.advanced(by: .zero - Self.wakeUpLead), tolerance: nil) } catch { return }
+                await self?.settleTimerWoke(for: deadline)
             }
         )
     }
@@ -399,4 +434,13 @@ public struct WatcherStatus: Sendable, Equatable {
     public var pendingChanges: Int
     /// External changes reported since the start.
     public var reportedChanges: Int
+}
+
+/// How many events are on their way from the watcher thread to `FileWatcher.run()`.
+private final class EventCount: Sendable {
+    private let count = Atomic(0)
+
+    func add(_ delta: Int) { count.add(delta, ordering: .relaxed) }
+
+    var isZero: Bool { count.load(ordering: .relaxed) == 0 }
 }
