@@ -43,6 +43,13 @@ import Testing
         #expect(line.hasSuffix(",\"path\":\"01\",\"revision\":-7,\"ms\":\"1.\"}"))
     }
 
+    @Test func nestedFieldsAreJSONWithTypedScalars() {
+        let line = LogLine.render(
+            format: .json, timestamp: instant, level: .info, event: "rescan",
+            fields: ["scope": ["a", "3"], "counts": ["created": "2", "ok": .stringConvertible(true), "name": "x y"]])
+        #expect(line.hasSuffix(",\"counts\":{\"created\":2,\"name\":\"x y\",\"ok\":true},\"scope\":[\"a\",3]}"))
+    }
+
     @Test func timestampsArePaddedToFixedWidth() {
         let early = Date(timeIntervalSince1970: 1_767_236_406.0075)  // 2026-01-01T03:00:06.007Z (half a ms in, clear of rounding)
         let line = LogLine.render(format: .text, timestamp: early, level: .info, event: "ready", fields: [:])

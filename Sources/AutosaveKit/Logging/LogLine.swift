@@ -67,35 +67,35 @@ public enum LogLine {
         return isPlain ? text : JSONValue.quoted(text)
     }
 
-    /// Appends a field's value: numbers and Booleans (which swift-log carries as strings) as JSON
-    /// values, everything else as a string.
+    /// Appends a field's value as JSON, arrays and dictionaries (keys sorted) included.
     private static func appendJSON(_ value: Logger.MetadataValue, to line: inout String) {
         switch value {
         case .string(let text):
-            if text == "true" || text == "false" || isJSONNumber(text) { line += text } else { JSONValue.appendQuoted(text, to: &line) }
-        case .stringConvertible, .array, .dictionary:
-            jsonValue(value).write(into: &line)
+            appendScalar(text, isBool: text == "true" || text == "false", to: &line)
+        case .stringConvertible(let value):
+            appendScalar(value.description, isBool: value is Bool, to: &line)
+        case .array(let items):
+            line += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { line += "," }
+                appendJSON(item, to: &line)
+            }
+            line += "]"
+        case .dictionary(let dictionary):
+            line += "{"
+            for (index, key) in dictionary.keys.sorted().enumerated() {
+                if index > 0 { line += "," }
+                JSONValue.appendQuoted(key, to: &line)
+                line += ":"
+                appendJSON(dictionary[key]!, to: &line)
+            }
+            line += "}"
         }
     }
 
-    private static func jsonValue(_ value: Logger.MetadataValue) -> JSONValue {
-        switch value {
-        case .string(let text):
-            // Numbers and Booleans are logged as strings by swift-log; print them as JSON values.
-            if text == "true" || text == "false" { return .bool(text == "true") }
-            if isJSONNumber(text) { return .number(text) }
-            return .string(text)
-        case .stringConvertible(let value):
-            let text = value.description
-            if value is Bool { return .bool(text == "true") }
-            if isJSONNumber(text) { return .number(text) }
-            return .string(text)
-        case .array(let items): return .array(items.map(jsonValue))
-        case .dictionary(let dictionary):
-            return .object(dictionary.keys.sorted().map {
-                JSONMember(key: $0, value: jsonValue(dictionary[$0]!), position: .init(line: 0, column: 0))
-            })
-        }
+    /// Numbers and Booleans, which swift-log carries as strings, go bare; anything else quoted.
+    private static func appendScalar(_ text: String, isBool: Bool, to line: inout String) {
+        if isBool || isJSONNumber(text) { line += text } else { JSONValue.appendQuoted(text, to: &line) }
     }
 
     /// Whether `text` is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
