@@ -23,6 +23,24 @@ import Testing
         await harness.stop()
     }
 
+    @Test func theTimerIsSetJustBeforeTheWindowClosesAndSavesWhatIsDueWithinHalfAMillisecond() async throws {
+        // Timers wake a little late, so the autosave timer is set 0.1 ms early; the wake-up saves
+        // a window closing up to 0.5 ms after it rather than sleeping again (and waking late again).
+        let harness = try await WorkspaceHarness(files: ["a.txt": "old\n"])
+        _ = try await harness.write("a.txt", "first\n")
+        harness.clock.advance(by: .microseconds(300))
+        _ = try await harness.write("a.txt", "second\n")
+        harness.clock.advance(by: .microseconds(999_300))
+        await harness.clock.waitForSleepers(1)
+        #expect(harness.logged("saved").isEmpty)
+        #expect(try harness.project.read("a.txt") == "old\n")
+        harness.clock.advance(by: .microseconds(300))
+        let saved = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(saved.fields["revision"] == "2")
+        #expect(try harness.project.read("a.txt") == "second\n")
+        await harness.stop()
+    }
+
     @Test(.timeLimit(.minutes(1))) func eachEditPushesTheSaveToAQuietWindowAfterIt() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "old\n"])
         _ = try await harness.write("a.txt", "first\n")

@@ -270,7 +270,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         guard let deadline else { return }
         let clock = context.clock
         timer = Task { [weak self] in
-            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+            do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
             await self?.timerFired()
         }
     }
@@ -279,7 +279,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         timer = nil
         timerDeadline = nil
         guard isDirty, !isSaving, !isClosed else { return }
-        if let due = schedule.deadline, context.clock.now < due {
+        if let due = schedule.deadline, !TimerWakeUp.isDue(due, at: context.clock.now) {
             rescheduleTimer()
             return
         }

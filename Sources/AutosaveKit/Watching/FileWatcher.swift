@@ -53,19 +53,6 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         case finished
     }
 
-    /// A window closing this soon after a settle wake-up is settled by it, rather than by one
-    /// more timer for the rest: a write's events reach the watcher a tenth of a millisecond or
-    /// two apart, and a timer wakes about that late, so without it one write in five took a second
-    /// wake-up (about 0.2 ms more before its change is reported). Windows close within this of
-    /// `watch.settleMs`.
-    static var wakeUpSlack: Duration { .microseconds(500) }
-
-    /// The settle timer is set this much before the deadline it serves: a timer wakes 0.15-0.3 ms
-    /// late on these machines, so without a lead every window closed that much after
-    /// `watch.settleMs`; with it, about on time (the slack above settles what the wake-up finds
-    /// due a little later).
-    static var wakeUpLead: Duration { .microseconds(100) }
-
     /// Rescans of unwatched directories run this often when the configuration says 0.
     static var defaultRescanInterval: Duration { .seconds(30) }
 
@@ -264,7 +251,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func settleDue() {
-        let now = clock.now.advanced(by: Self.wakeUpSlack)
+        // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are
+        // settled by it, not by one more timer.
+        let now = clock.now.advanced(by: TimerWakeUp.slack)
         for due in settler.takeDue(at: now) {
             if let source = due.movedFrom,
                 known.contains(source), !exists(source), exists(due.path)
@@ -391,7 +380,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         settleTimer = (
             deadline,
             Task { [weak self] in
-                do { try await clock.sleep(until: deadline.advanced(by: .zero - Self.wakeUpLead), tolerance: nil) } catch { return }
+                do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
                 await self?.settleTimerWoke(for: deadline)
             }
         )
