@@ -42,6 +42,21 @@ import Testing
         #expect(try leftovers().isEmpty)
     }
 
+    @Test(.enabled(if: getuid() == 0, "skipped: giving a file to another owner needs root"))
+    func anotherOwnersSetuidFileKeepsItsOwnerAndEveryModeBit() throws {
+        // Linux clears setuid and setgid when an executable's owner changes, root or not: the
+        // owner must be given back before the mode, or a save strips them.
+        try project.write("tool", "old")
+        #expect(chown(project.url("tool"), 65534, 65534) == 0)
+        #expect(chmod(project.url("tool"), 0o6755) == 0)
+        let before = try #require(fingerprint("tool"))
+        let after = try writer.write(Array("new".utf8), to: "tool", expecting: before)
+        #expect(try project.read("tool") == "new")
+        #expect(after.mode & 0o7777 == 0o6755)
+        #expect(after.owner == 65534 && after.group == 65534)
+        #expect(after == fingerprint("tool"))
+    }
+
     @Test func aCommitIsDurableBeforeTheOldVersionIsRemovedAndTheOldVersionGoesOnce() throws {
         try project.write("a.txt", "old")
         let before = try #require(fingerprint("a.txt"))

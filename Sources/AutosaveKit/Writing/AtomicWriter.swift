@@ -7,7 +7,7 @@ import SystemPackage
 ///
 /// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
-/// restore the old mode and owner; `fsync`; check that the file on disk is still the version the
+/// restore the old owner, then the old mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
 /// buffer was based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
 /// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A file with several hard links is written in place under the `preserve` policy.
 public struct AtomicWriter: Sendable {
@@ -102,8 +102,7 @@ public struct AtomicWriter: Sendable {
             if !committed { unlinkat(directory, temp, 0) }
         }
         try writeAll(bytes, to: fd, path: path)
-        let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
-        guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
+        // The owner first: changing it clears setuid and setgid, so the mode goes on after it.
         if let current, current.owner != getuid() || current.group != getgid() {
             if fchown(fd, current.owner, current.group) != 0 {
                 // The owner cannot be kept by replacing the file: write it in place instead.
@@ -112,6 +111,8 @@ public struct AtomicWriter: Sendable {
                     displaced: nil)
             }
         }
+        let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
+        guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
         if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
         guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat temp file", Errno(rawValue: errno)) }
         _beforeCommit?(path)
