@@ -1,4 +1,5 @@
 @testable import AutosaveKit
+import CAutosaveShims
 import AutosaveTestKit
 import Foundation
 import SystemPackage
@@ -40,6 +41,22 @@ import Testing
         #expect(after.mode & 0o7777 == 0o750)
         #expect(after.inode != before.inode, "the file was replaced, not rewritten")
         #expect(try leftovers().isEmpty)
+    }
+
+    @Test func extendedAttributesSurviveTheReplacement() throws {
+        // A tag a user or a tool put on the file (and an ACL, which is one too) is not the save's to drop.
+        try project.write("tagged.txt", "old")
+        let value = Array("keep me".utf8)
+        let set = value.withUnsafeBytes { setxattr(project.url("tagged.txt"), "user.note", $0.baseAddress, $0.count, 0) }
+        try #require(set == 0, "this file system takes user.* attributes")
+        let before = try #require(fingerprint("tagged.txt"))
+        let after = try writer.write(Array("new".utf8), to: "tagged.txt", expecting: before)
+        #expect(after.inode != before.inode, "the file was replaced, so the attribute was copied")
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let read = buffer.withUnsafeMutableBytes { getxattr(project.url("tagged.txt"), "user.note", $0.baseAddress, $0.count) }
+        #expect(read == value.count)
+        #expect(Array(buffer.prefix(max(read, 0))) == value)
+        #expect(try project.read("tagged.txt") == "new")
     }
 
     @Test(.enabled(if: getuid() == 0, "skipped: giving a file to another owner needs root"))

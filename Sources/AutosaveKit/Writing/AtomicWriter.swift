@@ -7,7 +7,7 @@ import SystemPackage
 ///
 /// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
-/// restore the old owner, then the old mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
+/// restore the old owner, extended attributes (ACL included), then mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
 /// buffer was based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
 /// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A file with several hard links is written in place under the `preserve` policy.
 public struct AtomicWriter: Sendable {
@@ -102,15 +102,26 @@ public struct AtomicWriter: Sendable {
             if !committed { unlinkat(directory, temp, 0) }
         }
         try writeAll(bytes, to: fd, path: path)
-        // The owner first: changing it clears setuid and setgid, so the mode goes on after it.
-        if let current, current.owner != getuid() || current.group != getgid() {
-            if fchown(fd, current.owner, current.group) != 0 {
-                // The owner cannot be kept by replacing the file: write it in place instead.
-                return Commit(
+        if let current {
+            // What cannot be kept by replacing the file is kept by writing it in place instead.
+            func inPlace() throws(WriteError) -> Commit {
+                Commit(
                     fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
                     displaced: nil)
             }
+            // The owner first: changing it clears setuid and setgid, so the mode goes on after it.
+            if current.owner != getuid() || current.group != getgid(), fchown(fd, current.owner, current.group) != 0 {
+                return try inPlace()
+            }
+            // Tags, the access ACL and security labels go over too, all of them or none.
+            let attributes: ExtendedAttributes
+            do { attributes = try ExtendedAttributes.read(target.directory + "/" + target.name) } catch {
+                if error == .noSuchFileOrDirectory { throw .changedOnDisk(path: path) }
+                return try inPlace()
+            }
+            do { try attributes.apply(to: fd) } catch { return try inPlace() }
         }
+        // After the owner and the ACL: the mode is the original's, group bits and ACL mask alike.
         let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
         guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
         if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }

@@ -1,12 +1,14 @@
 #ifndef C_AUTOSAVE_SHIMS_H
 #define C_AUTOSAVE_SHIMS_H
 
-// Linux calls and types that plain Glibc hides from Swift without _GNU_SOURCE (renameat2, struct ucred's layout).
+// Linux calls and types that plain Glibc hides from Swift (renameat2 without _GNU_SOURCE, the
+// extended-attribute calls of <sys/xattr.h>, struct ucred's layout).
 // Declarations only.
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/xattr.h>
 
 /// `renameat2(…, RENAME_NOREPLACE)`: fails with EEXIST instead of replacing an existing name.
 static inline int CAutosaveShims_renameNoReplace(int fromDirectory, const char *_Nonnull from, int toDirectory,
