@@ -1,2 +1,16 @@
-// Everything is a static inline function in include/CAutosaveShims.h; SwiftPM needs a source file.
+// The rest is static inline in include/CAutosaveShims.h; the extended-attribute calls are wrapped
+// here because their header cannot be included there (see the header).
 #include "CAutosaveShims.h"
+#include <sys/xattr.h>
+
+long CAutosaveShims_listAttributes(const char *path, char *names, size_t size) {
+    return llistxattr(path, names, size);
+}
+
+long CAutosaveShims_getAttribute(const char *path, const char *name, void *value, size_t size) {
+    return lgetxattr(path, name, value, size);
+}
+
+int CAutosaveShims_setAttribute(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}

@@ -47,13 +47,15 @@ import Testing
         // A tag a user or a tool put on the file (and an ACL, which is one too) is not the save's to drop.
         try project.write("tagged.txt", "old")
         let value = Array("keep me".utf8)
-        let set = value.withUnsafeBytes { setxattr(project.url("tagged.txt"), "user.note", $0.baseAddress, $0.count, 0) }
+        let fd = open(project.url("tagged.txt"), O_WRONLY)
+        defer { close(fd) }
+        let set = value.withUnsafeBytes { CAutosaveShims_setAttribute(fd, "user.note", $0.baseAddress, $0.count) }
         try #require(set == 0, "this file system takes user.* attributes")
         let before = try #require(fingerprint("tagged.txt"))
         let after = try writer.write(Array("new".utf8), to: "tagged.txt", expecting: before)
         #expect(after.inode != before.inode, "the file was replaced, so the attribute was copied")
         var buffer = [UInt8](repeating: 0, count: 64)
-        let read = buffer.withUnsafeMutableBytes { getxattr(project.url("tagged.txt"), "user.note", $0.baseAddress, $0.count) }
+        let read = buffer.withUnsafeMutableBytes { CAutosaveShims_getAttribute(project.url("tagged.txt"), "user.note", $0.baseAddress, $0.count) }
         #expect(read == value.count)
         #expect(Array(buffer.prefix(max(read, 0))) == value)
         #expect(try project.read("tagged.txt") == "new")

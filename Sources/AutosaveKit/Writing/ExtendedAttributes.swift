@@ -31,7 +31,7 @@ struct ExtendedAttributes {
     /// - Throws: the name of the attribute that could not be set, with its `Errno`.
     func apply(to fd: CInt) throws(Failure) {
         for (name, value) in entries {
-            let result = value.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) }
+            let result = value.withUnsafeBytes { CAutosaveShims_setAttribute(fd, name, $0.baseAddress, $0.count) }
             if result != 0 { throw Failure(name: Self.shown(name), errno: Errno(rawValue: errno)) }
         }
     }
@@ -50,11 +50,11 @@ struct ExtendedAttributes {
 
     private static func names(_ path: String) throws(Errno) -> [[CChar]] {
         while true {
-            let size = llistxattr(path, nil, 0)
+            let size = CAutosaveShims_listAttributes(path, nil, 0)
             if size < 0 { if Errno(rawValue: errno) == .notSupported { return [] } else { throw Errno(rawValue: errno) } }
             if size == 0 { return [] }
             var buffer = [CChar](repeating: 0, count: size)
-            let read = llistxattr(path, &buffer, size)
+            let read = CAutosaveShims_listAttributes(path, &buffer, size)
             if read < 0 {
                 if Errno(rawValue: errno) == .outOfRange { continue }
                 throw Errno(rawValue: errno)
@@ -65,10 +65,10 @@ struct ExtendedAttributes {
 
     private static func value(of name: [CChar], at path: String) throws(Errno) -> [UInt8] {
         while true {
-            let size = lgetxattr(path, name, nil, 0)
+            let size = CAutosaveShims_getAttribute(path, name, nil, 0)
             if size < 0 { throw Errno(rawValue: errno) }
             var buffer = [UInt8](repeating: 0, count: size)
-            let read = buffer.withUnsafeMutableBytes { lgetxattr(path, name, $0.baseAddress, size) }
+            let read = buffer.withUnsafeMutableBytes { CAutosaveShims_getAttribute(path, name, $0.baseAddress, size) }
             if read < 0 {
                 if Errno(rawValue: errno) == .outOfRange { continue }
                 throw Errno(rawValue: errno)

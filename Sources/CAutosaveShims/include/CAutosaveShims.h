@@ -3,12 +3,14 @@
 
 // Linux calls and types that plain Glibc hides from Swift (renameat2 without _GNU_SOURCE, the
 // extended-attribute calls of <sys/xattr.h>, struct ucred's layout).
+// <sys/xattr.h> is not included here: under _GNU_SOURCE it brings <sys/select.h>, whose fd_set
+// clashes with Glibc's Swift module on a clean build. shims.c includes it and wraps the calls.
 // Declarations only.
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdint.h>
-#include <sys/xattr.h>
+#include <stddef.h>
 
 /// `renameat2(…, RENAME_NOREPLACE)`: fails with EEXIST instead of replacing an existing name.
 static inline int CAutosaveShims_renameNoReplace(int fromDirectory, const char *_Nonnull from, int toDirectory,
@@ -21,6 +23,16 @@ static inline int CAutosaveShims_renameExchange(int fromDirectory, const char *_
                                                 const char *_Nonnull to) {
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
 }
+/// `llistxattr`: the NUL-separated attribute names of `path` (its final symlink not followed).
+long CAutosaveShims_listAttributes(const char *_Nonnull path, char *_Nullable names, size_t size);
+
+/// `lgetxattr`: one attribute's value.
+long CAutosaveShims_getAttribute(const char *_Nonnull path, const char *_Nonnull name, void *_Nullable value,
+                                 size_t size);
+
+/// `fsetxattr`: sets one attribute on an open file, creating or replacing it.
+int CAutosaveShims_setAttribute(int fd, const char *_Nonnull name, const void *_Nullable value, size_t size);
+
 /// The layout of Linux's `struct ucred` (what `SO_PEERCRED` returns). Declared here rather than
 /// taken from <sys/socket.h>: that header under _GNU_SOURCE clashes with Glibc's Swift module.
 typedef struct {
