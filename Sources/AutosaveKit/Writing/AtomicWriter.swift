@@ -7,7 +7,7 @@ import SystemPackage
 ///
 /// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
-/// restore the old owner, extended attributes (ACL included), then mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
+/// restore the old owner, `user.*` attributes and access ACL, then mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
 /// buffer was based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
 /// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A file with several hard links is written in place under the `preserve` policy.
 public struct AtomicWriter: Sendable {
@@ -113,10 +113,12 @@ public struct AtomicWriter: Sendable {
             if current.owner != getuid() || current.group != getgid(), fchown(fd, current.owner, current.group) != 0 {
                 return try inPlace()
             }
-            // Tags, the access ACL and security labels go over too, all of them or none.
+            // Tags and the access ACL go over too, all of them or none. They are read through the
+            // directory already open, so a directory swapped for a symlink meanwhile cannot lend
+            // the attributes of a file outside the root.
             let attributes: ExtendedAttributes
-            do { attributes = try ExtendedAttributes.read(target.directory + "/" + target.name) } catch {
-                if error == .noSuchFileOrDirectory { throw .changedOnDisk(path: path) }
+            do { attributes = try ExtendedAttributes.read("/proc/self/fd/\(directory)/\(target.name)") } catch {
+                if Fingerprint.of(target.name, in: directory) == nil { throw .changedOnDisk(path: path) }
                 return try inPlace()
             }
             do { try attributes.apply(to: fd) } catch { return try inPlace() }
@@ -179,7 +181,8 @@ public struct AtomicWriter: Sendable {
         return Commit(fingerprint: written, displaced: displaced)
     }
 
-    /// Overwrites the file's own inode (several hard links, or an owner we cannot give a new file).
+    /// Overwrites the file's own inode (several hard links, or an owner or extended attributes we
+    /// cannot give a new file).
     private func writeInPlace(
         _ bytes: [UInt8], path: String, target: Target, directory: CInt, expected: Fingerprint
     ) throws(WriteError) -> Fingerprint {

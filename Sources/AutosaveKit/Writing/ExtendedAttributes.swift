@@ -2,26 +2,34 @@ import CAutosaveShims
 import Glibc
 import SystemPackage
 
-/// A file's extended attributes — `user.*` tags, its access ACL (`system.posix_acl_access`),
-/// security labels — read from the version a save replaces and given to the new one, so that a
-/// save changes the bytes and nothing else.
+/// The extended attributes a save carries from the version it replaces to the new one: `user.*`
+/// (tags that people and tools put on a file) and the access ACL (`system.posix_acl_access`).
 ///
-/// Copying is all or nothing: when one attribute cannot be read or set (a `trusted.*` attribute
-/// without the privilege, say), the caller writes the file in place instead, which keeps them all.
+/// Others are left to the kernel and its policy, on purpose: `security.capability` must not
+/// outlive a change of content (the kernel drops it on every write), `security.ima` and
+/// `security.evm` belong to the old content and inode, a `security.selinux` label is given by
+/// policy when the file is created, and `trusted.*` is administrators' business (and hidden from
+/// an unprivileged agent). Attributes the new file was born with (a default ACL's) are kept.
 struct ExtendedAttributes {
     /// Names as the kernel gave them (NUL-terminated bytes, not necessarily UTF-8), and values.
     private(set) var entries: [(name: [CChar], value: [UInt8])] = []
 
     var isEmpty: Bool { entries.isEmpty }
 
-    /// Every attribute of the file at `path` (an absolute path whose symlinks are resolved).
+    /// Whether a save carries the attribute `name` (NUL-terminated) over.
+    static func isCarried(_ name: [CChar]) -> Bool {
+        let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return bytes.starts(with: Array("user.".utf8)) || bytes == Array("system.posix_acl_access".utf8)
+    }
+
+    /// The carried attributes of the file at `path` (its final component not followed).
     ///
     /// - Throws: the `Errno` of the first list or read that fails; a file system without extended
-    ///   attributes gives an empty set, not an error.
+    ///   attributes gives an empty set, and an attribute removed meanwhile is skipped.
     static func read(_ path: String) throws(Errno) -> ExtendedAttributes {
         var attributes = ExtendedAttributes()
-        for name in try names(path) {
-            attributes.entries.append((name, try value(of: name, at: path)))
+        for name in try names(path) where isCarried(name) {
+            if let value = try value(of: name, at: path) { attributes.entries.append((name, value)) }
         }
         return attributes
     }
@@ -42,16 +50,20 @@ struct ExtendedAttributes {
         var errno: Errno
     }
 
-    // The list and each value can grow between the call that sizes them and the call that reads
-    // them (ERANGE): ask again.
     private static func shown(_ name: [CChar]) -> String {
         String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    // A list or a value can grow between the call that sizes it and the call that reads it:
+    // the second call then fails with ERANGE (or, when the first saw nothing, returns more than
+    // the empty buffer holds), and both are asked again.
     private static func names(_ path: String) throws(Errno) -> [[CChar]] {
         while true {
             let size = CAutosaveShims_listAttributes(path, nil, 0)
-            if size < 0 { if Errno(rawValue: errno) == .notSupported { return [] } else { throw Errno(rawValue: errno) } }
+            if size < 0 {
+                if Errno(rawValue: errno) == .notSupported { return [] }
+                throw Errno(rawValue: errno)
+            }
             if size == 0 { return [] }
             var buffer = [CChar](repeating: 0, count: size)
             let read = CAutosaveShims_listAttributes(path, &buffer, size)
@@ -59,20 +71,29 @@ struct ExtendedAttributes {
                 if Errno(rawValue: errno) == .outOfRange { continue }
                 throw Errno(rawValue: errno)
             }
+            if read > size { continue }
             return buffer[..<read].split(separator: 0).map { Array($0) + [0] }
         }
     }
 
-    private static func value(of name: [CChar], at path: String) throws(Errno) -> [UInt8] {
+    /// One value; nil when the attribute is gone.
+    private static func value(of name: [CChar], at path: String) throws(Errno) -> [UInt8]? {
         while true {
             let size = CAutosaveShims_getAttribute(path, name, nil, 0)
-            if size < 0 { throw Errno(rawValue: errno) }
+            if size < 0 {
+                if Errno(rawValue: errno) == .noData { return nil }
+                throw Errno(rawValue: errno)
+            }
             var buffer = [UInt8](repeating: 0, count: size)
             let read = buffer.withUnsafeMutableBytes { CAutosaveShims_getAttribute(path, name, $0.baseAddress, size) }
             if read < 0 {
-                if Errno(rawValue: errno) == .outOfRange { continue }
-                throw Errno(rawValue: errno)
+                switch Errno(rawValue: errno) {
+                case .outOfRange: continue
+                case .noData: return nil
+                default: throw Errno(rawValue: errno)
+                }
             }
+            if read > size { continue }
             return Array(buffer[..<read])
         }
     }
