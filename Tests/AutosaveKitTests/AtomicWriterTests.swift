@@ -62,6 +62,22 @@ import Testing
         #expect(try project.read("tagged.txt") == "new")
     }
 
+    @Test(.enabled(if: getuid() == 0 && userAttributesAreSupported(), "skipped: trusted.* attributes need root"))
+    func onlyUserAttributesAndTheACLAreCarriedOver() throws {
+        // trusted.* (like security.*) is policy's, not the file's content: the new version does
+        // not inherit it, while the user's tag goes over.
+        try project.write("f.txt", "old")
+        let fd = open(project.url("f.txt"), O_WRONLY)
+        defer { close(fd) }
+        try #require(CAutosaveShims_setAttribute(fd, "trusted.note", "t", 1) == 0)
+        try #require(CAutosaveShims_setAttribute(fd, "user.note", "u", 1) == 0)
+        let before = try #require(fingerprint("f.txt"))
+        let after = try writer.write(Array("new".utf8), to: "f.txt", expecting: before)
+        #expect(after.inode != before.inode)
+        #expect(CAutosaveShims_getAttribute(project.url("f.txt"), "user.note", nil, 0) == 1)
+        #expect(CAutosaveShims_getAttribute(project.url("f.txt"), "trusted.note", nil, 0) == -1)
+    }
+
     @Test(.enabled(if: getuid() == 0, "skipped: giving a file to another owner needs root"))
     func anotherOwnersSetuidFileKeepsItsOwnerAndEveryModeBit() throws {
         // Linux clears setuid and setgid when an executable's owner changes, root or not: the

@@ -7,9 +7,12 @@ import SystemPackage
 ///
 /// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
-/// restore the old owner, `user.*` attributes and access ACL, then mode (a change of owner clears setuid and setgid); `fsync`; check that the file on disk is still the version the
-/// buffer was based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
-/// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A file with several hard links is written in place under the `preserve` policy.
+/// restore the old owner, `user.*` attributes and access ACL, then mode (a change of owner clears
+/// setuid and setgid); `fsync`; check that the file on disk is still the version the buffer was
+/// based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
+/// `RENAME_NOREPLACE` for a new one); `fsync` the directory; remove the displaced old version. A
+/// file with several hard links is written in place under the `preserve` policy, and so is one
+/// whose owner or attributes cannot be given to a new file.
 public struct AtomicWriter: Sendable {
     public let root: String
     public let fsync: Bool

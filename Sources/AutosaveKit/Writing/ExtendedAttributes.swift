@@ -14,8 +14,6 @@ struct ExtendedAttributes {
     /// Names as the kernel gave them (NUL-terminated bytes, not necessarily UTF-8), and values.
     private(set) var entries: [(name: [CChar], value: [UInt8])] = []
 
-    var isEmpty: Bool { entries.isEmpty }
-
     /// Whether a save carries the attribute `name` (NUL-terminated) over.
     static func isCarried(_ name: [CChar]) -> Bool {
         let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -27,71 +25,45 @@ struct ExtendedAttributes {
     /// - Throws: the `Errno` of the first list or read that fails; a file system without extended
     ///   attributes gives an empty set, and an attribute removed meanwhile is skipped.
     static func read(_ path: String) throws(Errno) -> ExtendedAttributes {
+        let list: [UInt8]
+        do {
+            list = try sized { CAutosaveShims_listAttributes(path, $0?.assumingMemoryBound(to: CChar.self), $1) }
+        } catch where error == .notSupported {
+            return ExtendedAttributes()
+        }
         var attributes = ExtendedAttributes()
-        for name in try names(path) where isCarried(name) {
-            if let value = try value(of: name, at: path) { attributes.entries.append((name, value)) }
+        for name in list.split(separator: 0).map({ $0.map { CChar(bitPattern: $0) } + [0] }) where isCarried(name) {
+            do {
+                attributes.entries.append((name, try sized { CAutosaveShims_getAttribute(path, name, $0, $1) }))
+            } catch where error == .noData {
+                continue
+            }
         }
         return attributes
     }
 
     /// Sets every attribute on the open file `fd`.
     ///
-    /// - Throws: the name of the attribute that could not be set, with its `Errno`.
-    func apply(to fd: CInt) throws(Failure) {
+    /// - Throws: the `Errno` of the first attribute that could not be set.
+    func apply(to fd: CInt) throws(Errno) {
         for (name, value) in entries {
             let result = value.withUnsafeBytes { CAutosaveShims_setAttribute(fd, name, $0.baseAddress, $0.count) }
-            if result != 0 { throw Failure(name: Self.shown(name), errno: Errno(rawValue: errno)) }
+            if result != 0 { throw Errno(rawValue: errno) }
         }
     }
 
-    /// One attribute that could not be given to the new version.
-    struct Failure: Error {
-        var name: String
-        var errno: Errno
-    }
-
-    private static func shown(_ name: [CChar]) -> String {
-        String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    // A list or a value can grow between the call that sizes it and the call that reads it:
-    // the second call then fails with ERANGE (or, when the first saw nothing, returns more than
-    // the empty buffer holds), and both are asked again.
-    private static func names(_ path: String) throws(Errno) -> [[CChar]] {
+    /// Calls `call(buffer, size)` once with no buffer to learn the size, then to fill one. A list
+    /// or a value can grow between the two calls: the second then fails with ERANGE (or, when the
+    /// first saw nothing, returns more than the empty buffer holds), and both are made again.
+    private static func sized(_ call: (UnsafeMutableRawPointer?, Int) -> Int) throws(Errno) -> [UInt8] {
         while true {
-            let size = CAutosaveShims_listAttributes(path, nil, 0)
-            if size < 0 {
-                if Errno(rawValue: errno) == .notSupported { return [] }
-                throw Errno(rawValue: errno)
-            }
-            if size == 0 { return [] }
-            var buffer = [CChar](repeating: 0, count: size)
-            let read = CAutosaveShims_listAttributes(path, &buffer, size)
+            let size = call(nil, 0)
+            if size < 0 { throw Errno(rawValue: errno) }
+            var buffer = [UInt8](repeating: 0, count: size)
+            let read = buffer.withUnsafeMutableBytes { call($0.baseAddress, size) }
             if read < 0 {
                 if Errno(rawValue: errno) == .outOfRange { continue }
                 throw Errno(rawValue: errno)
-            }
-            if read > size { continue }
-            return buffer[..<read].split(separator: 0).map { Array($0) + [0] }
-        }
-    }
-
-    /// One value; nil when the attribute is gone.
-    private static func value(of name: [CChar], at path: String) throws(Errno) -> [UInt8]? {
-        while true {
-            let size = CAutosaveShims_getAttribute(path, name, nil, 0)
-            if size < 0 {
-                if Errno(rawValue: errno) == .noData { return nil }
-                throw Errno(rawValue: errno)
-            }
-            var buffer = [UInt8](repeating: 0, count: size)
-            let read = buffer.withUnsafeMutableBytes { CAutosaveShims_getAttribute(path, name, $0.baseAddress, size) }
-            if read < 0 {
-                switch Errno(rawValue: errno) {
-                case .outOfRange: continue
-                case .noData: return nil
-                default: throw Errno(rawValue: errno)
-                }
             }
             if read > size { continue }
             return Array(buffer[..<read])
