@@ -105,10 +105,18 @@ enum PendingAnswer: Sendable {
     case ready(String?)
     /// A result to send once `edit` is durable; an error response if that fails.
     case afterDurable(AcceptedEdit?, id: JSONValue?, result: JSONValue)
+    /// The answer to `shutdown`: the agent is asked to stop once it is written, not before, or the
+    /// socket could close under it and the client see no answer.
+    case shutdownAnswer(String?)
+
+    var isShutdownAnswer: Bool {
+        if case .shutdownAnswer = self { return true }
+        return false
+    }
 
     func line() async -> String? {
         switch self {
-        case .ready(let line):
+        case .ready(let line), .shutdownAnswer(let line):
             return line
         case .afterDurable(let edit, let id, let result):
             guard let edit else { return id.map { RPCCodec.response(id: $0, result: result) } }

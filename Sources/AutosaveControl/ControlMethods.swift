@@ -4,7 +4,8 @@ import Foundation
 /// Carries out one request against the workspace. Nothing here touches a file directly.
 struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
     let workspace: Workspace<C>
-    /// Asks the agent to shut down gracefully (saving every dirty buffer).
+    /// Asks the agent to shut down gracefully (saving every dirty buffer). The server calls it once
+    /// the answer to `shutdown` is written, so the client hears it before the socket closes.
     let requestShutdown: @Sendable () -> Void
 
     /// `path` as the agent names it in its log: relative to the root.
@@ -87,7 +88,6 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 await workspace.sync()
                 return .object([member("synced", .bool(true))])
             case .shutdown:
-                requestShutdown()
                 return .object([member("stopping", .bool(true))])
             case .subscribe:
                 return .object([member("subscribed", .bool(true))])

@@ -91,6 +91,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     }
                     await writer.send(lines)
                     queue.release(batch.count)
+                    if batch.contains(where: \.isShutdownAnswer) { methods.requestShutdown() }
                 }
             }
             await readRequests(inbound, writer: writer, queue: queue)
@@ -119,7 +120,11 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     }
                     do {
                         let (result, edit) = try await methods.performPipelined(request)
-                        await queue.push(.afterDurable(edit, id: request.id, result: result))
+                        if request.method == RPCMethod.shutdown.rawValue {
+                            await queue.push(.shutdownAnswer(request.id.map { RPCCodec.response(id: $0, result: result) }))
+                        } else {
+                            await queue.push(.afterDurable(edit, id: request.id, result: result))
+                        }
                     } catch {
                         await queue.push(.ready(request.id == nil ? nil : RPCCodec.response(id: request.id, error: error)))
                     }
