@@ -273,6 +273,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return open == 0 && handledChanges >= emitted
     }
 
+    /// Every file the watcher knows, relative to the root: once the tree is quiet, the tree itself.
+    func knownFiles() async -> Set<String> { await watcher.knownPaths }
+
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
 

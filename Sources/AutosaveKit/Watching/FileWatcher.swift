@@ -176,6 +176,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// How many files the watcher currently knows.
     public var knownFileCount: Int { known.count }
 
+    /// Every file the watcher currently knows, relative to the root (tests compare it with the tree).
+    var knownPaths: Set<String> { Set(known.all) }
+
     // MARK: - Events
 
     private func handle(_ event: WatchEvent, at now: C.Instant) {
