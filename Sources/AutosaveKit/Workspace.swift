@@ -86,7 +86,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         consumer = Task { [weak self] in
             await withTaskGroup { group in
                 group.addTask {
-                    for await change in changes { await self?.handle(change) }
+                    for await burst in changes { await self?.handle(burst) }
                 }
                 group.addTask {
                     // Events were lost: whatever the rescan could not pin down, content comparison will.
@@ -342,47 +342,75 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return buffer
     }
 
-    private func handle(_ change: FileChange) async {
-        broadcast.emit(.externalChange(change))
-        switch (change.kind, change.isDirectory) {
-        case (.moved, true):
+    /// Takes one settled burst: buffers follow its renames all at once (a swap moves both), then
+    /// each buffer it concerns is reconciled with its file.
+    private func handle(_ burst: [FileChange]) async {
+        for change in burst { broadcast.emit(.externalChange(change)) }
+        var moves: [(from: String, to: String)] = []
+        for change in burst where change.kind == .moved {
             let from = change.from ?? ""
-            for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
-                let target = change.path + key.dropFirst(from.count)
-                await follow(from: key, to: target)
+            if change.isDirectory {
+                for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
+                    moves.append((key, change.path + key.dropFirst(from.count)))
+                }
+            } else {
+                moves.append((from, change.path))
             }
-        case (.removed, true):
-            for key in buffers.keys where KnownFiles.isSame(key, orBelow: change.path) {
-                await reconcile(key)
-            }
-        case (.moved, false):
-            if let from = change.from { await follow(from: from, to: change.path) }
-            await reconcile(change.path)
-        default:
-            await reconcile(change.path)
         }
-        handledChanges += 1
+        await follow(moves)
+        for change in burst {
+            switch (change.kind, change.isDirectory) {
+            case (.moved, true): break
+            case (.removed, true):
+                for key in buffers.keys where KnownFiles.isSame(key, orBelow: change.path) {
+                    await reconcile(key)
+                }
+            default:
+                await reconcile(change.path)
+                if change.kind == .modified { await reconcileOtherLinks(of: change.path) }
+            }
+        }
+        handledChanges += burst.count
         let ready = handledWaiters.filter { $0.count <= handledChanges }
         handledWaiters.removeAll { $0.count <= handledChanges }
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    private func follow(from: String, to: String) async {
-        // The map changes before any await, so no request ever finds neither buffer.
-        guard let buffer = buffers.removeValue(forKey: from) else { return }
-        let replaced = buffers[to]
-        buffers[to] = buffer
-        await buffer.move(to: to)
-        if let journal = context.journal, await buffer.isDirty {
-            // Unsaved edits now belong to the new name, also after a crash.
-            let record = await buffer.journalRecord()
-            try? await journal.append(record)
-            try? await journal.markSaved(from, revision: record.revision)
+    /// Moves the buffers of renamed files to their new names, all renames of a burst at once.
+    private func follow(_ moves: [(from: String, to: String)]) async {
+        // The map changes before any await, so no request ever finds neither buffer; every source
+        // leaves before any destination is taken, so a swap or a cycle loses no one.
+        let moving = moves.compactMap { move in buffers.removeValue(forKey: move.from).map { (move, $0) } }
+        var replaced: [FileBuffer<C>] = []
+        for (move, buffer) in moving {
+            if let previous = buffers[move.to] { replaced.append(previous) }
+            buffers[move.to] = buffer
         }
-        logger.info("moved", metadata: ["from": "\(from)", "to": "\(to)"])
-        broadcast.emit(.moved(from: from, to: to))
-        // The rename went over another open file: its unsaved edits go to a conflict copy.
-        if let replaced, replaced !== buffer { await replaced.closeReplaced() }
+        for (move, buffer) in moving {
+            await buffer.move(to: move.to)
+            if let journal = context.journal, await buffer.isDirty {
+                // Unsaved edits now belong to the new name, also after a crash.
+                let record = await buffer.journalRecord()
+                try? await journal.append(record)
+                try? await journal.markSaved(move.from, revision: record.revision)
+            }
+            logger.info("moved", metadata: ["from": "\(move.from)", "to": "\(move.to)"])
+            broadcast.emit(.moved(from: move.from, to: move.to))
+        }
+        // A rename went over another open file: its unsaved edits go to a conflict copy.
+        for buffer in replaced { await buffer.closeReplaced() }
+    }
+
+    /// A file written through one of its hard links changed under every other name too, and the
+    /// kernel reports the name written through only: buffers open on the other names look again.
+    private func reconcileOtherLinks(of path: String) async {
+        guard let changed = Fingerprint.of(root + "/" + path), changed.links > 1 else { return }
+        for key in buffers.keys.sorted() where key != path {
+            guard let base = await buffers[key]?.base?.fingerprint,
+                base.device == changed.device, base.inode == changed.inode
+            else { continue }
+            await reconcile(key)
+        }
     }
 
     /// Temp files of a save a crash interrupted: never renamed into place, so never anyone's

@@ -195,7 +195,17 @@ import Testing
         try project.write("f.txt", "x")
         let written = try writer.write(Array("mine".utf8), to: "f.txt", expecting: fingerprint("f.txt"))
         #expect(writer.ownWrites.isOwn("f.txt", current: written))
-        #expect(!writer.ownWrites.isOwn("f.txt", current: written), "a record is used once")
+        #expect(writer.ownWrites.isOwn("f.txt", current: written), "a swap's events may settle in two windows")
+        #expect(!writer.ownWrites.isOwn("f.txt", current: nil), "someone else removed it")
+        #expect(!writer.ownWrites.isOwn("f.txt", current: written), "a record that stopped matching is gone")
+    }
+
+    @Test func ownRemovalsAreRecordedBeforeTheyLand() throws {
+        try project.write("f.txt", "x")
+        try writer.remove("f.txt", expecting: try #require(fingerprint("f.txt")))
+        #expect(writer.ownWrites.isOwn("f.txt", current: nil))
+        try project.write("f.txt", "someone else's")
+        #expect(!writer.ownWrites.isOwn("f.txt", current: fingerprint("f.txt")))
     }
 
     @Test(.enabled(if: SmallFilesystem.isAvailable, "skipped: mounting a tmpfs needs root"))

@@ -9,13 +9,20 @@ import Testing
 
     func at(_ milliseconds: Int) -> Instant { start.advanced(by: .milliseconds(milliseconds)) }
 
+    typealias Burst = ChangeSettler<Instant>.Burst
+
+    func moved(_ settler: inout ChangeSettler<Instant>, _ from: String, _ to: String, cookie: UInt32, at time: Int) {
+        settler.record(FileEvent(path: from, kind: .movedFrom, cookie: cookie), at: at(time))
+        settler.record(FileEvent(path: to, kind: .movedTo, cookie: cookie), at: at(time))
+    }
+
     @Test func aBurstSettlesOnceAfterItsLastEvent() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "a", kind: .modified), at: at(0))
         settler.record(FileEvent(path: "a", kind: .closedAfterWrite), at: at(30))
         #expect(settler.nextDeadline() == at(80))
         #expect(settler.takeDue(at: at(79)).isEmpty)
-        #expect(settler.takeDue(at: at(80)) == [.init(path: "a", movedFrom: nil)])
+        #expect(settler.takeDue(at: at(80)) == [Burst(names: ["a"])])
         #expect(settler.nextDeadline() == nil)
     }
 
@@ -23,24 +30,70 @@ import Testing
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "a", kind: .modified), at: at(0))
         settler.record(FileEvent(path: "b", kind: .modified), at: at(40))
-        #expect(settler.takeDue(at: at(60)).map(\.path) == ["a"])
-        #expect(settler.takeDue(at: at(90)).map(\.path) == ["b"])
+        #expect(settler.takeDue(at: at(60)).map(\.names) == [["a"]])
+        #expect(settler.takeDue(at: at(90)).map(\.names) == [["b"]])
     }
 
     @Test func aRenameLeavesWithItsDestination() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
-        settler.record(FileEvent(path: "old", kind: .movedFrom, cookie: 7), at: at(0))
-        settler.record(FileEvent(path: "new", kind: .movedTo, cookie: 7), at: at(0))
+        moved(&settler, "old", "new", cookie: 7, at: 0)
         settler.record(FileEvent(path: "new", kind: .modified), at: at(30))
         #expect(settler.takeDue(at: at(60)).isEmpty, "the source waits for its destination")
-        #expect(settler.takeDue(at: at(80)) == [.init(path: "new", movedFrom: "old")])
+        #expect(settler.takeDue(at: at(80)) == [Burst(names: ["new", "old"], origins: ["new": .name("old"), "old": .vacated])])
         #expect(settler.nextDeadline() == nil)
     }
 
-    @Test func aRenameFromAnUnpairedCookieIsPlain() {
+    @Test func aRenameFromAnUnpairedCookieIsNewContent() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "f", kind: .movedTo, cookie: 9, renamedFromIgnored: "sedX1Y2Z3"), at: at(0))
-        #expect(settler.takeDue(at: at(50)) == [.init(path: "f", movedFrom: nil)])
+        #expect(settler.takeDue(at: at(50)) == [Burst(names: ["f"], origins: ["f": .new])])
+    }
+
+    /// `mv a t; mv t a`: the pair used to wait for each other for ever, and the name went deaf.
+    @Test func aNameRenamedAwayAndBackSettlesAsItselfAndStaysHeard() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
+        moved(&settler, "a", "t", cookie: 1, at: 0)
+        moved(&settler, "t", "a", cookie: 2, at: 10)
+        #expect(settler.takeDue(at: at(60)) == [Burst(names: ["a", "t"], origins: ["t": .vacated])])
+        #expect(settler.pending.isEmpty)
+        settler.record(FileEvent(path: "a", kind: .modified), at: at(1000))
+        #expect(settler.takeDue(at: at(1050)) == [Burst(names: ["a"])])
+    }
+
+    @Test func aChainOfRenamesSettlesAsOneMoveFromItsStart() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
+        moved(&settler, "a", "c", cookie: 1, at: 0)
+        moved(&settler, "c", "d", cookie: 2, at: 5)
+        #expect(
+            settler.takeDue(at: at(55))
+                == [Burst(names: ["a", "c", "d"], origins: ["a": .vacated, "c": .vacated, "d": .name("a")])])
+    }
+
+    @Test func aSwapThroughAThirdNameGivesEachNameTheOthersContent() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
+        moved(&settler, "a", "t", cookie: 1, at: 0)
+        moved(&settler, "b", "a", cookie: 2, at: 1)
+        moved(&settler, "t", "b", cookie: 3, at: 2)
+        settler.record(FileEvent(path: "b", kind: .modified), at: at(20))
+        #expect(settler.takeDue(at: at(52)).isEmpty, "b is still busy, and the burst waits for it")
+        #expect(
+            settler.takeDue(at: at(70))
+                == [Burst(names: ["a", "b", "t"], origins: ["a": .name("b"), "b": .name("a"), "t": .vacated])])
+    }
+
+    @Test func aNameThatNeverGoesQuietSettlesAtMaxSettle() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50), maxSettle: .milliseconds(1000))
+        var reported: [Int] = []
+        for time in stride(from: 0, through: 3000, by: 20) {
+            settler.record(FileEvent(path: "log", kind: .modified), at: at(time))
+            if !settler.takeDue(at: at(time)).isEmpty { reported.append(time) }
+        }
+        #expect(reported == [1000, 2020], "at most maxSettle after the first event of each window")
+    }
+
+    @Test func maxSettleIsNeverShorterThanSettle() {
+        let settler = ChangeSettler<Instant>(settle: .milliseconds(500), maxSettle: .milliseconds(100))
+        #expect(settler.maxSettle == .milliseconds(500))
     }
 
     @Test func aListedFileDoesNotPostponeARealEvent() {
@@ -48,15 +101,20 @@ import Testing
         settler.record(FileEvent(path: "d/f", kind: .created), at: at(0))
         settler.touch("d/f", at: at(10))
         settler.touch("d/g", at: at(10))
-        #expect(settler.takeDue(at: at(60)).map(\.path) == ["d/f", "d/g"])
+        #expect(settler.takeDue(at: at(60)).map(\.names) == [["d/f"], ["d/g"]])
     }
 
-    @Test func pendingNamesFollowADirectoryRename() {
+    @Test func pendingNamesAndOriginsFollowADirectoryRename() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "a/x/f", kind: .modified), at: at(0))
         settler.record(FileEvent(path: "ab/g", kind: .modified), at: at(0))
+        moved(&settler, "a/h", "top", cookie: 4, at: 0)
         settler.moveDirectory(from: "a", to: "b")
-        #expect(settler.takeDue(at: at(50)).map(\.path) == ["ab/g", "b/x/f"])
+        #expect(
+            settler.takeDue(at: at(50)) == [
+                Burst(names: ["ab/g"]), Burst(names: ["b/h", "top"], origins: ["b/h": .vacated, "top": .name("b/h")]),
+                Burst(names: ["b/x/f"]),
+            ])
     }
 
     @Test func knownFilesFollowDirectoryMovesAndRemovals() {

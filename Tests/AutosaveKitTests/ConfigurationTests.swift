@@ -140,6 +140,10 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
                 "500 is less than autosave.delayMs (2000): the longest wait cannot be shorter than the quiet time"
             ])
         #expect(
+            problems("{\"watch\": {\"settleMs\": 200, \"maxSettleMs\": 100}}").map(\.message) == [
+                "100 is less than watch.settleMs (200): a busy name cannot be reported sooner than a quiet one"
+            ])
+        #expect(
             problems("{\"watch\": {\"ignore\": [\"[abc\"]}}").map(\.message) == [
                 "item 0 (\"[abc\"): unclosed `[` character class"
             ])

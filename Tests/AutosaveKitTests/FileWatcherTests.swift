@@ -25,7 +25,14 @@ final class WatcherHarness: Sendable {
             configuration: configuration, root: project.path, stateDirectory: project.path + "/.autosave", file: nil)
         watcher = FileWatcher(configuration: resolved, clock: clock, logger: LogCapture.logger(logs))
         try await watcher.start()
-        changes.record(watcher.changes)
+        // One change at a time, as bursts are read here change by change.
+        let (flat, continuation) = AsyncStream.makeStream(of: FileChange.self)
+        let bursts = watcher.changes
+        Task {
+            for await burst in bursts { for change in burst { continuation.yield(change) } }
+            continuation.finish()
+        }
+        changes.record(flat)
         let watcher = self.watcher
         runTask = Task { await watcher.run() }
     }

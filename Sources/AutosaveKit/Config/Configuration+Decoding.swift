@@ -21,6 +21,18 @@ extension Configuration {
                         + "(\(configuration.autosave.delayMs)): the longest wait cannot be shorter than the quiet time",
                     position: position(of: "autosave.maxDelayMs", in: members)))
         }
+        // Left unset, the cap on a busy name's wait grows with a long settle window instead of refusing it.
+        if !isSet("watch.maxSettleMs", in: members) {
+            configuration.watch.maxSettleMs = max(configuration.watch.maxSettleMs, configuration.watch.settleMs)
+        }
+        if problems.isEmpty && configuration.watch.maxSettleMs < configuration.watch.settleMs {
+            problems.append(
+                .init(
+                    key: "watch.maxSettleMs",
+                    message: "\(configuration.watch.maxSettleMs) is less than watch.settleMs "
+                        + "(\(configuration.watch.settleMs)): a busy name cannot be reported sooner than a quiet one",
+                    position: position(of: "watch.maxSettleMs", in: members)))
+        }
         guard problems.isEmpty else { throw .invalid(file: file, problems) }
         return configuration
     }
@@ -58,6 +70,16 @@ extension Configuration {
         let siblings = ConfigurationSchema.fields.map(\.path).filter { $0.hasPrefix(section + ".") }
         let listed = siblings.isEmpty ? candidates.filter { !$0.contains(".") } : siblings
         return "unknown key; valid keys here: " + listed.map { "`\($0)`" }.joined(separator: ", ")
+    }
+
+    /// Whether the document names `path` itself (not only its section).
+    private static func isSet(_ path: String, in members: [JSONMember]) -> Bool {
+        var current = members
+        for part in path.split(separator: ".") {
+            guard let member = current.first(where: { $0.key == part }) else { return false }
+            if case .object(let inner) = member.value { current = inner } else { current = [] }
+        }
+        return true
     }
 
     private static func position(of path: String, in members: [JSONMember]) -> SourcePosition? {

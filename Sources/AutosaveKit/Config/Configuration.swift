@@ -30,6 +30,8 @@ public struct Configuration: Sendable, Equatable {
     public struct Watch: Sendable, Equatable {
         /// Quiet time per path before a burst of events becomes one change.
         public var settleMs = 50
+        /// Longest a name that never goes quiet waits before its change is reported anyway.
+        public var maxSettleMs = 1000
         /// Extra ignore patterns, with .gitignore semantics.
         public var ignore: [String] = []
         /// Seconds between rescans of unwatched directories; 0 means only when trouble makes

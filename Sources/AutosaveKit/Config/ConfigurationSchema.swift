@@ -29,6 +29,9 @@ public enum ConfigurationSchema {
         integer(
             "watch.settleMs", \.watch.settleMs, 0...60_000,
             help: "quiet time per path before a burst of events becomes one change"),
+        integer(
+            "watch.maxSettleMs", \.watch.maxSettleMs, 0...3_600_000,
+            help: "longest a name that is never quiet waits before its change is reported anyway"),
         patterns("watch.ignore", \.watch.ignore, help: "extra ignore patterns, .gitignore syntax"),
         integer(
             "watch.rescanIntervalS", \.watch.rescanIntervalS, 0...86_400,

@@ -1,78 +1,117 @@
+import HeapModule
 import Inotify
 
-/// Turns bursts of kernel events into one change per name: the settle window.
+/// Turns bursts of kernel events into settled bursts: the settle window.
 ///
 /// A pure state machine, with no clock: callers pass the time in, ask for the next deadline,
-/// and take what is due. Each event on a name pushes that name's deadline to `settle` after it.
-/// A rename pairs its two names by cookie; the source waits for its destination, so the pair
-/// settles as one `moved` instead of a `removed` and a `created`.
+/// and take what is due. Each event on a name pushes that name's deadline to `settle` after it,
+/// but never past `maxSettle` after the first event of its window, so a name that never goes
+/// quiet is still reported.
 ///
-/// Deadlines only grow (time does), so they queue in order: finding the next one and taking
-/// what is due cost O(1) per event, even with tens of thousands of names pending.
+/// Names joined by a rename settle together, as one burst: `a → c → d`, a swap through a third
+/// name, or a name renamed away and back all leave in one piece once every name involved is
+/// quiet, with where each name's content came from (`Origin`). The watcher turns that into the
+/// net effect; no name is ever left waiting for a partner that already left.
 public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == Duration {
+    /// Where the content a name holds at the end of a burst came from.
+    public enum Origin: Sendable, Equatable {
+        /// Renamed from this name, as the name was when the burst began.
+        case name(String)
+        /// Created, or renamed in from outside what is watched (a temp file, another tree).
+        case new
+        /// Renamed away or deleted, with nothing renamed in since.
+        case vacated
+    }
+
+    /// Names whose windows have all closed, settled together.
+    public struct Burst: Sendable, Equatable {
+        /// The names, relative to the root, in order.
+        public var names: [String]
+        /// For each name whose content did not stay put: where it came from. A name not listed
+        /// holds what it held (perhaps modified).
+        public var origins: [String: Origin]
+
+        public init(names: [String], origins: [String: Origin] = [:]) {
+            self.names = names
+            self.origins = origins
+        }
+    }
+
     /// A name with events still inside its window.
     struct Pending {
         var deadline: Instant
-        /// For a rename destination: where it came from.
-        var movedFrom: String?
-        /// For a rename source: where it went, while that destination is pending.
-        var movedTo: String?
+        /// The latest the window may close, however busy the name stays.
+        var cap: Instant
+        var group: Int
+        /// Whether an alarm for `deadline` is queued (a new window has none yet).
+        var isQueued = false
     }
 
-    /// A name whose window has closed, with its rename partner when it has one.
-    public struct Due: Equatable {
-        /// The name, relative to the root (for a rename, the destination).
-        public var path: String
-        /// For a rename destination: the name it came from.
-        public var movedFrom: String?
+    /// Names linked by renames, and where their content came from.
+    struct Group {
+        var members: Set<String>
+        var origins: [String: Origin] = [:]
+    }
+
+    /// A deadline as queued; stale once its name's deadline moved on.
+    struct Alarm: Comparable {
+        var deadline: Instant
+        var path: String
+        static func < (lhs: Alarm, rhs: Alarm) -> Bool { lhs.deadline < rhs.deadline }
     }
 
     let settle: Duration
+    let maxSettle: Duration
     private(set) var pending: [String: Pending] = [:]
-    /// Every deadline ever set, in order; an item is stale once its name's deadline moved on.
-    private var queue: [(deadline: Instant, path: String)] = []
-    private var queueStart = 0
-    /// Rename sources waiting for their `movedTo`, by cookie.
-    private var sources: [UInt32: String] = [:]
+    private var groups: [Int: Group] = [:]
+    private var nextGroup = 0
+    private var alarms = Heap<Alarm>()
+    /// Rename sources waiting for their `movedTo`, by cookie, with the origin they carry.
+    private var sources: [UInt32: (path: String, origin: Origin)] = [:]
 
-    /// A settler whose windows close `settle` after the last event on a name.
-    public init(settle: Duration) {
+    /// A settler whose windows close `settle` after the last event on a name, and at most
+    /// `maxSettle` after the first.
+    public init(settle: Duration, maxSettle: Duration? = nil) {
         self.settle = settle
+        self.maxSettle = max(maxSettle ?? .seconds(1), settle)
     }
 
     /// Records one event on a file name.
     public mutating func record(_ event: FileEvent, at now: Instant) {
-        let deadline = now.advanced(by: settle)
-        var entry = pending[event.path] ?? Pending(deadline: deadline)
+        let path = event.path
+        open(path, at: now)
         switch event.kind {
+        case .created:
+            setOrigin(.new, of: path)
+        case .deleted:
+            setOrigin(.vacated, of: path)
         case .movedFrom:
             if sources.count > 1024 { sources.removeAll() }
-            sources[event.cookie] = event.path
+            sources[event.cookie] = (path, origin(of: path))
+            setOrigin(.vacated, of: path)
         case .movedTo:
-            if let source = sources.removeValue(forKey: event.cookie), source != event.path {
-                entry.movedFrom = source
-                var origin = pending[source] ?? Pending(deadline: deadline)
-                origin.movedTo = event.path
-                pending[source] = origin
-                schedule(source, at: deadline)
+            if let source = sources.removeValue(forKey: event.cookie), source.path != path {
+                join(source.path, path)
+                setOrigin(source.origin, of: path)
+            } else {
+                setOrigin(.new, of: path)
             }
-        default:
+        case .modified, .closedAfterWrite, .attributesChanged:
             break
         }
-        pending[event.path] = entry
-        schedule(event.path, at: deadline)
+        push(path, to: now.advanced(by: settle))
     }
 
     /// Records that a name exists without an event for it (found in a new directory's listing).
     mutating func touch(_ path: String, at now: Instant) {
-        if pending[path] == nil { pending[path] = Pending(deadline: now) }
-        schedule(path, at: now.advanced(by: settle))
+        open(path, at: now)
+        push(path, to: now.advanced(by: settle))
     }
 
     /// When the earliest pending window closes; nil when nothing is pending.
     mutating func nextDeadline() -> Instant? {
         dropStale()
-        return queueStart < queue.count ? queue[queueStart].deadline : nil
+        return alarms.min?.deadline
     }
 
     /// When the last window open now closes (later events may open more); nil when none is open.
@@ -81,64 +120,94 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     /// Whether `path` has events inside its window.
     func isPending(_ path: String) -> Bool { pending[path] != nil }
 
-    /// Takes every name whose window has closed by `now`, in path order. A rename source
-    /// leaves with its destination, when that is pending too.
-    public mutating func takeDue(at now: Instant) -> [Due] {
-        var due: [Due] = []
-        while let next = nextDeadline(), next <= now {
-            let path = queue[queueStart].path
-            queueStart += 1
-            guard let entry = pending[path] else { continue }
-            if let target = entry.movedTo, pending[target]?.movedFrom == path { continue }
-            pending[path] = nil
-            if let source = entry.movedFrom, pending[source]?.movedTo == path { pending[source] = nil }
-            due.append(Due(path: path, movedFrom: entry.movedFrom))
+    /// Takes every burst whose windows have all closed by `now`, ordered by their first name.
+    public mutating func takeDue(at now: Instant) -> [Burst] {
+        var due: [Burst] = []
+        while let next = alarms.min, next.deadline <= now {
+            alarms.removeMin()
+            guard let entry = pending[next.path], entry.deadline == next.deadline,
+                let group = groups[entry.group]
+            else { continue }
+            // A partner still busy holds the burst; its own alarm, later, takes everyone.
+            if group.members.contains(where: { (pending[$0]?.deadline ?? now) > now }) { continue }
+            for member in group.members { pending[member] = nil }
+            groups[entry.group] = nil
+            due.append(Burst(names: group.members.sorted(), origins: group.origins))
         }
-        compact()
-        return due.sorted { $0.path < $1.path }
+        if pending.isEmpty { sources.removeAll() }
+        return due.sorted { $0.names[0] < $1.names[0] }
     }
 
-    /// A directory was renamed: pending names below it follow.
+    /// A directory was renamed: pending names below it follow, and so do the origins naming it.
     mutating func moveDirectory(from: String, to: String) {
-        let moving = pending.keys.filter { KnownFiles.isSame($0, orBelow: from) }
-        guard !moving.isEmpty else { return }
-        for path in moving {
-            let renamed = to + path.dropFirst(from.count)
-            pending[renamed] = pending.removeValue(forKey: path)
+        func moved(_ path: String) -> String {
+            KnownFiles.isSame(path, orBelow: from) ? to + path.dropFirst(from.count) : path
         }
-        for index in queueStart..<queue.count where KnownFiles.isSame(queue[index].path, orBelow: from) {
-            queue[index].path = to + queue[index].path.dropFirst(from.count)
+        func moved(_ origin: Origin) -> Origin {
+            if case .name(let name) = origin { return .name(moved(name)) }
+            return origin
         }
+        guard pending.keys.contains(where: { KnownFiles.isSame($0, orBelow: from) })
+            || groups.values.contains(where: { $0.origins.values.contains { moved($0) != $0 } })
+        else { return }
+        pending = Dictionary(uniqueKeysWithValues: pending.map { (moved($0.key), $0.value) })
+        for (id, group) in groups {
+            groups[id] = Group(
+                members: Set(group.members.map(moved)),
+                origins: Dictionary(uniqueKeysWithValues: group.origins.map { (moved($0.key), moved($0.value)) }))
+        }
+        alarms = Heap(alarms.unordered.map { Alarm(deadline: $0.deadline, path: moved($0.path)) })
+        sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
     }
 
-    private mutating func schedule(_ path: String, at deadline: Instant) {
+    // MARK: - Windows and groups
+
+    /// Opens a window on `path` (in a group of its own) unless one is open.
+    private mutating func open(_ path: String, at now: Instant) {
+        guard pending[path] == nil else { return }
+        let id = nextGroup
+        nextGroup += 1
+        groups[id] = Group(members: [path])
+        pending[path] = Pending(deadline: now, cap: now.advanced(by: maxSettle), group: id)
+    }
+
+    /// Moves `path`'s deadline on to `deadline`, within its cap.
+    private mutating func push(_ path: String, to deadline: Instant) {
         guard var entry = pending[path] else { return }
-        if deadline > entry.deadline || !queueHolds(path, entry.deadline) {
-            entry.deadline = max(entry.deadline, deadline)
-            pending[path] = entry
-            queue.append((entry.deadline, path))
-        }
+        let capped = min(deadline, entry.cap)
+        guard capped > entry.deadline || !entry.isQueued else { return }
+        entry.deadline = max(entry.deadline, capped)
+        entry.isQueued = true
+        pending[path] = entry
+        alarms.insert(Alarm(deadline: entry.deadline, path: path))
     }
 
-    /// Whether the newest queue item for `path` carries `deadline` (cheap check on the tail).
-    private func queueHolds(_ path: String, _ deadline: Instant) -> Bool {
-        guard let last = queue.last, queue.count > queueStart else { return false }
-        return last.path == path && last.deadline == deadline
+    private func origin(of path: String) -> Origin {
+        pending[path].flatMap { groups[$0.group]?.origins[path] } ?? .name(path)
     }
 
-    /// Skips queue items whose name has a later deadline or is no longer pending.
+    private mutating func setOrigin(_ origin: Origin, of path: String) {
+        guard let id = pending[path]?.group else { return }
+        groups[id]?.origins[path] = origin == .name(path) ? nil : origin
+    }
+
+    /// Puts two names into one group: they settle together.
+    private mutating func join(_ first: String, _ second: String) {
+        guard let a = pending[first]?.group, let b = pending[second]?.group, a != b,
+            let smaller = groups[b], var larger = groups[a]
+        else { return }
+        larger.members.formUnion(smaller.members)
+        larger.origins.merge(smaller.origins) { _, new in new }
+        for member in smaller.members { pending[member]?.group = a }
+        groups[a] = larger
+        groups[b] = nil
+    }
+
+    /// Drops alarms whose name has a later deadline or is no longer pending.
     private mutating func dropStale() {
-        while queueStart < queue.count {
-            let item = queue[queueStart]
-            if let entry = pending[item.path], entry.deadline == item.deadline { return }
-            queueStart += 1
-        }
-    }
-
-    private mutating func compact() {
-        if queueStart > 1024 && queueStart * 2 > queue.count {
-            queue.removeFirst(queueStart)
-            queueStart = 0
+        while let next = alarms.min {
+            if let entry = pending[next.path], entry.deadline == next.deadline { return }
+            alarms.removeMin()
         }
     }
 }

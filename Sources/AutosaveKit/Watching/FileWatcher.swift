@@ -10,8 +10,9 @@ import Synchronization
 /// overflow or the watch limit, and the `external-change` log lines. While nothing changes it
 /// holds no timer at all.
 public actor FileWatcher<C: Clock> where C.Duration == Duration {
-    /// Settled external changes, in the order they settled.
-    public nonisolated let changes: AsyncStream<FileChange>
+    /// Settled external changes, in the order they settled; the changes of one burst (a chain of
+    /// renames, a swap) come together, to be applied together.
+    public nonisolated let changes: AsyncStream<[FileChange]>
     /// One element per finished rescan (after an overflow, or of unwatched directories): events
     /// may have been lost, so whoever holds state about files should compare it with the disk.
     public nonisolated let rescans: AsyncStream<Void>
@@ -27,7 +28,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private let clock: C
     private let logger: Logger
     private let inotify: DirectoryWatcher
-    private let changesContinuation: AsyncStream<FileChange>.Continuation
+    private let changesContinuation: AsyncStream<[FileChange]>.Continuation
     private let inputs: AsyncStream<Input>
     private let inputContinuation: AsyncStream<Input>.Continuation
     /// Events the watcher thread has handed over that `run()` has not taken in yet.
@@ -73,8 +74,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         let rules = IgnoreRules(
             patterns: configuration.configuration.watch.ignore, stateDirectory: configuration.stateDirectoryInsideRoot)
         self.rules = rules
-        self.settler = ChangeSettler(settle: .milliseconds(configuration.configuration.watch.settleMs))
-        (changes, changesContinuation) = AsyncStream.makeStream(of: FileChange.self)
+        self.settler = ChangeSettler(
+            settle: .milliseconds(configuration.configuration.watch.settleMs),
+            maxSettle: .milliseconds(configuration.configuration.watch.maxSettleMs))
+        (changes, changesContinuation) = AsyncStream.makeStream(of: [FileChange].self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
         let (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
@@ -192,10 +195,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             known.moveDirectory(from: from, to: to)
             ownWrites.moveDirectory(from: from, to: to)
             settler.moveDirectory(from: from, to: to)
-            emit(FileChange(.moved, to, from: from, isDirectory: true))
+            emit([FileChange(.moved, to, from: from, isDirectory: true)])
         case .directoryRemoved(let path):
             let files = known.removeDirectory(path)
-            emit(FileChange(.removed, path, isDirectory: true), extra: ["files": "\(files)"])
+            emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files)"])
         case .overflow:
             logger.warning(
                 "overflow",
@@ -257,17 +260,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are
         // settled by it, not by one more timer.
         let now = clock.now.advanced(by: TimerWakeUp.slack)
-        for due in settler.takeDue(at: now) {
-            if let source = due.movedFrom,
-                known.contains(source), !exists(source), exists(due.path)
-            {
-                known.remove(source)
-                known.insert(due.path)
-                emit(FileChange(.moved, due.path, from: source))
-                continue
-            }
-            if let source = due.movedFrom { classify(source) }
-            classify(due.path)
+        for burst in settler.takeDue(at: now) {
+            let changes = netChanges(of: burst)
+            if !changes.isEmpty { emit(changes) }
         }
         settledThrough = now
         resumeSettledWaiters(through: now)
@@ -280,34 +275,85 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    private func classify(_ path: String) {
-        let existedBefore = known.contains(path)
-        let current = Fingerprint.of(configuration.root + "/" + path)
-        let existsNow = current != nil
-        if existsNow, ownWrites.isOwn(path, current: current) {
-            known.insert(path)
-            logger.trace("own-write", metadata: ["path": "\(path)"])
-            return
+    /// What a settled burst did, net: the renames that moved content from one known name to
+    /// another (applied to the known files together, so a swap or a chain is one step), then one
+    /// change for each other name whose state differs from what was known.
+    private func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
+        var now: [String: Fingerprint] = [:]
+        for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
+        var moves: [(from: String, to: String)] = []
+        var movedSources: Set<String> = []
+        for name in burst.names {
+            guard case .name(let source)? = burst.origins[name], source != name, now[name] != nil,
+                known.contains(source), movedSources.insert(source).inserted
+            else { continue }
+            moves.append((source, name))
         }
-        switch (existedBefore, existsNow) {
-        case (true, true): emit(FileChange(.modified, path))
+        for move in moves { known.remove(move.from) }
+        var changes: [FileChange] = []
+        for move in moves {
+            known.insert(move.to)
+            ownWrites.forget(move.from)
+            changes.append(FileChange(.moved, move.to, from: move.from))
+        }
+        let destinations = Set(moves.map(\.to))
+        for name in burst.names where !destinations.contains(name) {
+            if let change = classify(name, current: now[name]) { changes.append(change) }
+        }
+        for change in changes where change.kind != .removed {
+            if let fingerprint = now[change.path] { rememberReported(change.path, fingerprint) }
+        }
+        return changes
+    }
+
+    /// The change of one name, comparing what was known with what is there now.
+    private func classify(_ path: String, current: Fingerprint?) -> FileChange? {
+        let existedBefore = known.contains(path)
+        if ownWrites.isOwn(path, current: current) {
+            if current == nil { known.remove(path) } else { known.insert(path) }
+            logger.trace("own-write", metadata: ["path": "\(path)"])
+            return nil
+        }
+        switch (existedBefore, current != nil) {
+        case (true, true): return FileChange(.modified, path)
         case (false, true):
             known.insert(path)
-            emit(FileChange(.created, path))
+            return FileChange(.created, path)
         case (true, false):
             known.remove(path)
-            emit(FileChange(.removed, path))
-        case (false, false): break
+            return FileChange(.removed, path)
+        case (false, false): return nil
         }
+    }
+
+    /// The change time of what was reported last per name, so that a rescan after an overflow
+    /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
+    private var reportedChangeTimes: [String: Int64] = [:]
+
+    private func rememberReported(_ path: String, _ fingerprint: Fingerprint) {
+        if reportedChangeTimes.count >= 4096 {
+            let newest = reportedChangeTimes.values.max() ?? 0
+            reportedChangeTimes = reportedChangeTimes.filter { $0.value > newest - 5_000_000_000 }
+            if reportedChangeTimes.count >= 4096 { reportedChangeTimes.removeAll() }
+        }
+        reportedChangeTimes[path] = fingerprint.changed
+    }
+
+    /// Whether a rescan's candidate is something the watcher already reported or made itself.
+    private func isAlreadyAccountedFor(_ path: String) -> Bool {
+        let current = Fingerprint.of(configuration.root + "/" + path)
+        if let current, reportedChangeTimes[path] == current.changed { return true }
+        return ownWrites.isOwn(path, current: current)
     }
 
     private func applyRescan(_ scan: DirectoryScan) {
         let threshold = scan.unseenSince.map { $0 - Self.changeTimeMargin }
         var counts: [FileChange.Kind: Int] = [:]
         var scanned = Set<String>()
+        var changes: [FileChange] = []
         func report(_ change: FileChange) {
             counts[change.kind, default: 0] += 1
-            emit(change)
+            changes.append(change)
         }
         for file in scan.files {
             scanned.insert(file.path)
@@ -315,7 +361,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             if !known.contains(file.path) {
                 known.insert(file.path)
                 report(FileChange(.created, file.path))
-            } else if let threshold, let changed = file.changeTime, changed >= threshold {
+            } else if let threshold, let changed = file.changeTime, changed >= threshold,
+                !isAlreadyAccountedFor(file.path)
+            {
                 report(FileChange(.modified, file.path))
             }
         }
@@ -329,6 +377,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             known.remove(path)
             report(FileChange(.removed, path))
         }
+        reportedChangeTimes.removeAll()
+        if !changes.isEmpty { emit(changes) }
         logger.notice(
             "rescan",
             metadata: [
@@ -345,19 +395,16 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         rescansContinuation.yield()
     }
 
-    private func emit(_ change: FileChange, extra: Logger.Metadata = [:]) {
-        var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
-        if let from = change.from { fields["from"] = "\(from)" }
-        if change.isDirectory { fields["directory"] = "true" }
-        fields.merge(extra) { _, new in new }
-        logger.info("external-change", metadata: fields)
-        emittedCount += 1
-        changesContinuation.yield(change)
-    }
-
-    private func exists(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(configuration.root + "/" + path, &status) == 0
+    private func emit(_ changes: [FileChange], extra: Logger.Metadata = [:]) {
+        for change in changes {
+            var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
+            if let from = change.from { fields["from"] = "\(from)" }
+            if change.isDirectory { fields["directory"] = "true" }
+            fields.merge(extra) { _, new in new }
+            logger.info("external-change", metadata: fields)
+        }
+        emittedCount += changes.count
+        changesContinuation.yield(changes)
     }
 
     // MARK: - Timers

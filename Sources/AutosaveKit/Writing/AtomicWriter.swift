@@ -87,7 +87,11 @@ public struct AtomicWriter: Sendable {
         guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
         defer { close(directory) }
         guard Fingerprint.of(target.name, in: directory) == expected else { throw .changedOnDisk(path: path) }
-        guard unlinkat(directory, target.name, 0) == 0 else { throw .system(path: path, operation: "unlink", Errno(rawValue: errno)) }
+        ownWrites.recordRemoval(target.displayPath)
+        guard unlinkat(directory, target.name, 0) == 0 else {
+            ownWrites.forget(target.displayPath)
+            throw .system(path: path, operation: "unlink", Errno(rawValue: errno))
+        }
         if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
     }
 
