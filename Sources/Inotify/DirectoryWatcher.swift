@@ -34,41 +34,46 @@ public final class DirectoryWatcher: Sendable {
     ///     watcher thread for every entry of every scan; keep it fast.
     ///   - isLeftover: marks ignored files worth reporting from the first walk (the agent's own
     ///     temp files, left by a crash); they come back in `DirectoryScan.leftovers`.
+    ///   - privateMarker: a file name that marks a directory as another program's private
+    ///     directory (another agent's state directory, by its lock file): a directory holding it
+    ///     is neither watched nor listed, and one in which it appears is dropped (`directoryIgnored`).
     public convenience init(
         root: String, cookieDirectory: String,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
-        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }
+        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil
     ) {
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
         self.init(
             root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            events: stream, sink: WatchEventSink(continuation))
+            privateMarker: privateMarker, events: stream, sink: WatchEventSink(continuation))
     }
 
     /// Prepares a watcher whose events go to `sink` instead of `events`.
     ///
-    /// The other parameters are those of `init(root:cookieDirectory:isIgnored:isLeftover:)`.
+    /// The other parameters are those of `init(root:cookieDirectory:isIgnored:isLeftover:privateMarker:)`.
     public convenience init(
         root: String, cookieDirectory: String,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
-        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+        isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil,
         sink: WatchEventSink
     ) {
         let (empty, continuation) = AsyncStream.makeStream(of: WatchEvent.self)
         continuation.finish()
         self.init(
             root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            events: empty, sink: sink)
+            privateMarker: privateMarker, events: empty, sink: sink)
     }
 
     private init(
         root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
-        isLeftover: @escaping @Sendable (String) -> Bool, events: AsyncStream<WatchEvent>, sink: WatchEventSink
+        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, events: AsyncStream<WatchEvent>,
+        sink: WatchEventSink
     ) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.events = events
         self.mailbox = Mailbox(
-            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover, sink: sink)
+            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
+            privateMarker: privateMarker, sink: sink)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -177,6 +182,7 @@ final class Mailbox: Sendable {
     let cookieDirectory: String
     let isIgnored: @Sendable (String, String, Bool) -> Bool
     let isLeftover: @Sendable (String) -> Bool
+    let privateMarker: String?
     let sink: WatchEventSink
 
     private struct State {
@@ -189,9 +195,10 @@ final class Mailbox: Sendable {
 
     init(
         root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
-        isLeftover: @escaping @Sendable (String) -> Bool, sink: WatchEventSink
+        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, sink: WatchEventSink
     ) {
         self.isLeftover = isLeftover
+        self.privateMarker = privateMarker
         self.root = root
         self.cookieDirectory = cookieDirectory
         self.isIgnored = isIgnored

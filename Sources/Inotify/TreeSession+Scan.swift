@@ -74,6 +74,12 @@ extension TreeSession {
             // It vanished or cannot be read: the parent's event (or the next rescan) settles it.
             return []
         }
+        if node !== tree, let marker = mailbox.privateMarker,
+            entries.contains(where: { !$0.isDirectory && $0.name == marker })
+        {
+            dropPrivate(node)
+            return []
+        }
         var children: [(DirectoryNode, String)] = []
         var seen = Set<String>()
         var names: [String] = []

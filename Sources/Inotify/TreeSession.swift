@@ -78,6 +78,12 @@ final class TreeSession {
         guard node === tree || isAttached(node) else { return }
         let path = parentPath.isEmpty ? event.name : parentPath + "/" + event.name
         let ignored = isIgnored(event.name, in: parentPath, isDirectory: event.isDirectory)
+        if !event.isDirectory, node !== tree, event.name == mailbox.privateMarker,
+            event.has(IN_CREATE) || event.has(IN_MOVED_TO)
+        {
+            dropPrivate(node)
+            return
+        }
         if event.isDirectory {
             handleDirectoryEvent(event, parent: node, path: path, isIgnored: ignored)
         } else {
@@ -158,6 +164,13 @@ final class TreeSession {
         let source = kind == .movedTo ? ignoredMoveSources.removeValue(forKey: event.cookie) : nil
         let cookie = kind == .movedFrom || kind == .movedTo ? event.cookie : 0
         emit(.file(FileEvent(path: path, kind: kind, cookie: cookie, renamedFromIgnored: source)))
+    }
+
+    /// `node` is another program's private directory: no more watches, nothing more reported.
+    func dropPrivate(_ node: DirectoryNode) {
+        let path = node.relativePath
+        dropSubtree(node)
+        emit(.directoryIgnored(path: path))
     }
 
     /// Directories moved away whose destination never showed up left the tree: drop them.

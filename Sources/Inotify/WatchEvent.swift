@@ -12,6 +12,9 @@ public enum WatchEvent: Sendable, Equatable {
     case directoryMoved(from: String, to: String)
     /// A watched directory was deleted or moved out of the tree; its watches are gone.
     case directoryRemoved(path: String)
+    /// A directory turned out to be another program's private directory (its marker file
+    /// appeared): its watches are gone, and it is to be forgotten without reporting anything.
+    case directoryIgnored(path: String)
     /// The cookie directory (inside the agent's state directory) was deleted or moved away; the
     /// watcher made it again at `path` and goes on, but whoever owns the rest of that directory
     /// should make its own files again too.

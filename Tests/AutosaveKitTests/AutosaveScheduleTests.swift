@@ -26,6 +26,20 @@ import Testing
         #expect(schedule.deadline == at(10_000))
     }
 
+    /// A file appended to every 20 ms made every save find it changed; each merge opened a new
+    /// window, and the edit waited until the appends stopped.
+    @Test func savesThatFindTheFileChangedKeepTheirEditsFirstMoment() {
+        var schedule = schedule()
+        schedule.edited(at: at(0))
+        var time = 1000
+        while time < 20_000, let due = schedule.deadline, due.offset <= .milliseconds(time) {
+            schedule.saveStarted()
+            schedule.saveFoundFileChanged(at: at(time))
+            time += 1000
+        }
+        #expect(schedule.deadline == at(10_000), "still due maxDelay after the first unsaved edit")
+    }
+
     @Test func cleaningCancelsEverything() {
         var schedule = schedule()
         schedule.edited(at: at(0))

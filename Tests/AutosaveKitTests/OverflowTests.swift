@@ -38,6 +38,28 @@ import Testing
         await harness.stop()
     }
 
+    /// A change reported just before the queue overflowed has a fresh ctime, and the rescan used
+    /// to report it again (`moved` then `modified`, `f.txt` twice).
+    @Test func theRescanDoesNotRepeatWhatWasAlreadyReported() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old", "g.txt": "g"])
+        try harness.project.write("f.txt", "new")
+        try harness.project.rename("g.txt", "h.txt")
+        let before = try await harness.settleAll()
+        #expect(Set(before) == [FileChange(.modified, "f.txt"), FileChange(.moved, "h.txt", from: "g.txt")])
+        let stall = harness.watcher._stallReader()
+        await stall.waitUntilStalled()
+        let limit = KernelLimits.maxQueuedEvents ?? 16_384
+        for index in 0..<(limit / 2 + 10) {
+            close(open(harness.path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        }
+        stall.release()
+        _ = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        try await harness.settleAll()
+        let repeated = harness.changes.elements.filter { ["f.txt", "g.txt", "h.txt"].contains($0.path) }
+        #expect(repeated.count == 2, "reported again: \(repeated.dropFirst(2))")
+        await harness.stop()
+    }
+
     @Test func buffersAreReconciledAfterAnOverflow() async throws {
         let harness = try await WorkspaceHarness(files: ["clean.txt": "old\n", "dirty.txt": "a\nb\nc\n"])
         _ = try await harness.workspace.open("clean.txt")

@@ -7,6 +7,10 @@ import Glibc
 public final class AgentLock: Sendable {
     private let descriptor: CInt
 
+    /// The lock's name inside a state directory; a directory holding it is an agent's state
+    /// directory, which other agents (of an enclosing project) neither watch nor report.
+    public static let fileName = "agent.lock"
+
     /// Why the lock could not be taken.
     public enum LockError: Error, Equatable, CustomStringConvertible {
         case alreadyRunning(root: String, pid: Int?)
@@ -32,7 +36,7 @@ public final class AgentLock: Sendable {
             throw .unavailable(path: stateDirectory, "\(error)")
         }
         chmod(stateDirectory, 0o700)
-        let path = stateDirectory + "/agent.lock"
+        let path = stateDirectory + "/" + Self.fileName
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .unavailable(path: path, String(cString: strerror(errno))) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -235,7 +235,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         case .failure(.changedOnDisk):
             isSaving = false
             // Someone wrote the file since the buffer last saw it: merge instead of clobbering.
-            if isDirty { schedule.edited(at: context.clock.now) }
+            if isDirty { schedule.saveFoundFileChanged(at: context.clock.now) }
             await reconcileWithDisk()
             return nil
         case .failure(let error):

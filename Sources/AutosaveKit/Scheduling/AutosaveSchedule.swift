@@ -11,6 +11,8 @@ struct AutosaveSchedule<Instant: InstantProtocol>: Sendable where Instant.Durati
     private(set) var firstUnsavedEdit: Instant?
     private(set) var lastEdit: Instant?
     private(set) var retryAt: Instant?
+    /// The first unsaved edit of the save in flight, for when that save finds the file changed.
+    private var savingSince: Instant?
     /// Consecutive failed saves.
     private(set) var failures = 0
 
@@ -45,9 +47,18 @@ struct AutosaveSchedule<Instant: InstantProtocol>: Sendable where Instant.Durati
 
     /// A save took its snapshot: edits from now on open a new window.
     mutating func saveStarted() {
+        savingSince = firstUnsavedEdit
         firstUnsavedEdit = nil
         lastEdit = nil
         retryAt = nil
+    }
+
+    /// The save found the file changed under it and turned into a merge: its edits are still
+    /// unsaved, and their wait still counts from their first edit — a file written to all the
+    /// time must not push its save back for ever.
+    mutating func saveFoundFileChanged(at now: Instant) {
+        if let savingSince { firstUnsavedEdit = min(firstUnsavedEdit ?? savingSince, savingSince) }
+        edited(at: now)
     }
 
     /// The save landed; when edits arrived meanwhile their window is already open.

@@ -160,6 +160,16 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
     }
 
+    /// Forgets every pending name at or below `directory`, as if no event had come for them.
+    mutating func forget(below directory: String) {
+        for (path, entry) in pending where KnownFiles.isSame(path, orBelow: directory) {
+            pending[path] = nil
+            groups[entry.group]?.members.remove(path)
+            groups[entry.group]?.origins[path] = nil
+            if groups[entry.group]?.members.isEmpty == true { groups[entry.group] = nil }
+        }
+    }
+
     // MARK: - Windows and groups
 
     /// Opens a window on `path` (in a group of its own) unless one is open.

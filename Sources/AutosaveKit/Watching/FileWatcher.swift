@@ -88,7 +88,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         self.inotify = DirectoryWatcher(
             root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
-            isLeftover: { name in IgnoreRules.isAgentTempName(name) },
+            isLeftover: { name in IgnoreRules.isAgentTempName(name) }, privateMarker: AgentLock.fileName,
             sink: WatchEventSink(
                 deliver: { [clock] event in
                     eventsInFlight.add(1)
@@ -196,6 +196,15 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             ownWrites.moveDirectory(from: from, to: to)
             settler.moveDirectory(from: from, to: to)
             emit([FileChange(.moved, to, from: from, isDirectory: true)])
+        case .directoryIgnored(let path):
+            let files = known.removeDirectory(path)
+            settler.forget(below: path)
+            logger.notice(
+                "state-dir-ignored",
+                metadata: [
+                    "path": "\(path)", "reason": "it holds \(AgentLock.fileName): another agent's state directory",
+                    "next": "not watched, nothing in it reported (\(files) files forgotten)",
+                ])
         case .directoryRemoved(let path):
             let files = known.removeDirectory(path)
             emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files)"])
