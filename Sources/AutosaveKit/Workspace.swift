@@ -83,6 +83,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let changes = watcher.changes
         let rescans = watcher.rescans
         let losses = watcher.stateDirectoryLosses
+        let rootRemovals = watcher.rootRemovals
         consumer = Task { [weak self] in
             await withTaskGroup { group in
                 group.addTask {
@@ -96,6 +97,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                     for await directory in losses { await self?.remakeStateDirectory(directory) }
                     self?.stateDirectoryRecreationsContinuation.finish()
                 }
+                group.addTask {
+                    for await _ in rootRemovals { await self?.orphanUnsavedEdits() }
+                }
             }
         }
     }
@@ -104,6 +108,22 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// with every unsaved edit (until then, edits lived only in the buffers), and the agent is told
     /// to make its lock and socket again.
     private func remakeStateDirectory(_ directory: String) async {
+        // A `rm -rf` of the whole project takes the state directory before the root: making it
+        // again meanwhile would make that removal fail. Wait until deletions stop, then only if
+        // the root is still there (its own removal is handled apart).
+        let clock = context.clock
+        let started = clock.now
+        while true {
+            try? await clock.sleep(for: Self.quietBeforeRemaking)
+            var status = stat()
+            guard lstat(root, &status) == 0 else {
+                await watcher.checkRoot()
+                return
+            }
+            guard let last = await watcher.lastRemovalSeen, last.duration(to: clock.now) < Self.quietBeforeRemaking,
+                started.duration(to: clock.now) < .seconds(10)
+            else { break }
+        }
         logger.warning(
             "state-dir-lost",
             metadata: [
@@ -119,6 +139,47 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         }
         stateDirectoryRecreationsContinuation.yield()
     }
+
+    /// Whether the root was deleted while the agent ran (the agent then exits with status 1).
+    public private(set) var isRootRemoved = false
+
+    /// The root itself was deleted: no save can land. Every unsaved edit is written outside the
+    /// project (`OrphanedEdits`), each logged, and the agent stops without creating anything
+    /// where the root was.
+    private func orphanUnsavedEdits() async {
+        guard !isRootRemoved else { return }
+        isRootRemoved = true
+        let orphans = OrphanedEdits(root: root)
+        var kept = 0
+        var lost = 0
+        for key in buffers.keys.sorted() {
+            guard let buffer = buffers[key] else { continue }
+            await buffer.markClosed()
+            guard await buffer.isDirty, let content = await buffer.content else { continue }
+            do {
+                let copy = try await BlockingIO.run { () throws(WriteError) -> String in try orphans.keep(content, of: key) }
+                kept += 1
+                logger.error("orphaned", metadata: ["path": "\(key)", "copy": "\(copy)", "bytes": "\(content.count)"])
+            } catch {
+                lost += 1
+                logger.critical(
+                    "orphan-failed",
+                    metadata: ["path": "\(key)", "error": "\(error)", "next": "this unsaved edit is lost with the root"])
+            }
+        }
+        buffers.removeAll()
+        logger.error(
+            "root-removed",
+            metadata: [
+                "root": "\(root)", "error": "the project folder was deleted while the agent ran",
+                "orphaned": "\(kept)", "lost": "\(lost)",
+                "next": kept > 0 ? "unsaved edits are in \(orphans.directory); exiting with status 1" : "exiting with status 1",
+            ])
+        await watcher.stop()
+    }
+
+    /// How long nothing must be deleted before a lost state directory is made again.
+    static var quietBeforeRemaking: Duration { .milliseconds(300) }
 
     /// Runs the watcher until `shutdown()`.
     public func run() async {

@@ -10,7 +10,7 @@ import SystemPackage
 /// appears is watched first and listed second, so nothing created inside it is missed.
 ///
 /// ```swift
-/// let watcher = DirectoryWatcher(root: "/srv/project", cookieDirectory: "/srv/project/.autosave/cookies") { _, _ in false }
+/// let watcher = DirectoryWatcher(root: "/srv/project") { _, _, _ in false }
 /// let scan = try await watcher.start()
 /// for await event in watcher.events { … }
 /// ```
@@ -28,7 +28,11 @@ public final class DirectoryWatcher: Sendable {
     /// - Parameters:
     ///   - root: the absolute path of the directory to watch.
     ///   - cookieDirectory: a private directory (created if missing, mode 0700) where the cookies
-    ///     that wake the watcher thread are created; it is never watched as part of the tree.
+    ///     that wake the watcher thread are created; it is never watched as part of the tree. By
+    ///     default a fresh one outside the tree (under `$XDG_RUNTIME_DIR` or `/tmp`), so that
+    ///     renaming or deleting the tree, or a folder in it, never cuts the watcher off.
+    ///   - ownDirectory: the caller's own directory inside the tree (ignored by `isIgnored`);
+    ///     its deletion or renaming away is reported as `controlDirectoryLost`.
     ///   - isIgnored: decides, for a name in a directory (relative path, `""` for the root),
     ///     whether it is reported and, for a directory, whether it is watched at all. Called on the
     ///     watcher thread for every entry of every scan; keep it fast.
@@ -38,21 +42,21 @@ public final class DirectoryWatcher: Sendable {
     ///     directory (another agent's state directory, by its lock file): a directory holding it
     ///     is neither watched nor listed, and one in which it appears is dropped (`directoryIgnored`).
     public convenience init(
-        root: String, cookieDirectory: String,
+        root: String, cookieDirectory: String? = nil, ownDirectory: String? = nil,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
         isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil
     ) {
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
         self.init(
-            root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            privateMarker: privateMarker, events: stream, sink: WatchEventSink(continuation))
+            root: root, cookieDirectory: cookieDirectory, ownDirectory: ownDirectory, isIgnored: isIgnored,
+            isLeftover: isLeftover, privateMarker: privateMarker, events: stream, sink: WatchEventSink(continuation))
     }
 
     /// Prepares a watcher whose events go to `sink` instead of `events`.
     ///
-    /// The other parameters are those of `init(root:cookieDirectory:isIgnored:isLeftover:privateMarker:)`.
+    /// The other parameters are those of `init(root:cookieDirectory:ownDirectory:isIgnored:isLeftover:privateMarker:)`.
     public convenience init(
-        root: String, cookieDirectory: String,
+        root: String, cookieDirectory: String? = nil, ownDirectory: String? = nil,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
         isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil,
         sink: WatchEventSink
@@ -60,20 +64,22 @@ public final class DirectoryWatcher: Sendable {
         let (empty, continuation) = AsyncStream.makeStream(of: WatchEvent.self)
         continuation.finish()
         self.init(
-            root: root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            privateMarker: privateMarker, events: empty, sink: sink)
+            root: root, cookieDirectory: cookieDirectory, ownDirectory: ownDirectory, isIgnored: isIgnored,
+            isLeftover: isLeftover, privateMarker: privateMarker, events: empty, sink: sink)
     }
 
     private init(
-        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
+        root: String, cookieDirectory: String?, ownDirectory: String?,
+        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
         isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, events: AsyncStream<WatchEvent>,
         sink: WatchEventSink
     ) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.events = events
         self.mailbox = Mailbox(
-            root: self.root, cookieDirectory: cookieDirectory, isIgnored: isIgnored, isLeftover: isLeftover,
-            privateMarker: privateMarker, sink: sink)
+            root: self.root, cookieDirectory: cookieDirectory ?? PrivateCookies.nextDirectory(),
+            ownDirectory: ownDirectory, isIgnored: isIgnored, isLeftover: isLeftover, privateMarker: privateMarker,
+            sink: sink)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -180,6 +186,7 @@ enum WatcherCommand: Sendable {
 final class Mailbox: Sendable {
     let root: String
     let cookieDirectory: String
+    let ownDirectory: String?
     let isIgnored: @Sendable (String, String, Bool) -> Bool
     let isLeftover: @Sendable (String) -> Bool
     let privateMarker: String?
@@ -194,9 +201,11 @@ final class Mailbox: Sendable {
     private let state = Mutex(State())
 
     init(
-        root: String, cookieDirectory: String, isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
-        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, sink: WatchEventSink
+        root: String, cookieDirectory: String, ownDirectory: String?,
+        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, isLeftover: @escaping @Sendable (String) -> Bool,
+        privateMarker: String?, sink: WatchEventSink
     ) {
+        self.ownDirectory = ownDirectory
         self.isLeftover = isLeftover
         self.privateMarker = privateMarker
         self.root = root
@@ -238,6 +247,57 @@ final class Mailbox: Sendable {
             let ready = state.pending.filter { $0.sequence <= sequence }
             state.pending.removeAll { $0.sequence <= sequence }
             return ready
+        }
+    }
+}
+
+/// Cookie directories outside every watched tree: one folder per process, made private by
+/// `mkdtemp` under `$XDG_RUNTIME_DIR` (else `/tmp`), and one numbered subfolder per watcher.
+enum PrivateCookies {
+    private static let state = Mutex<(base: String?, next: Int)>((nil, 0))
+
+    /// A path for the next watcher's cookies (made by `start()`); the base folder is made once.
+    static func nextDirectory() -> String {
+        state.withLock { state in
+            if state.base == nil {
+                let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+                let parent = runtime.flatMap { $0.hasPrefix("/") && access($0, W_OK) == 0 ? $0 : nil } ?? "/tmp"
+                removeLeftovers(in: parent)
+                var template = Array((parent + "/autosave-cookies-\(getpid())-XXXXXX").utf8CString)
+                state.base = template.withUnsafeMutableBufferPointer { buffer in
+                    mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
+                } ?? parent + "/autosave-cookies-\(getpid())"
+            }
+            state.next += 1
+            return state.base! + "/w\(state.next)"
+        }
+    }
+
+    /// Folders of processes that died without stopping their watchers (`kill -9`): empty but
+    /// for cookies never read, and named with their pid.
+    private static func removeLeftovers(in parent: String) {
+        guard let listing = try? DirectoryListing.entries(of: parent, statFiles: false) else { return }
+        for entry in listing where entry.isDirectory && entry.name.hasPrefix("autosave-cookies-") {
+            let fields = entry.name.dropFirst("autosave-cookies-".count).split(separator: "-")
+            guard fields.count == 2, let pid = pid_t(fields[0]), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let base = parent + "/" + entry.name
+            var status = stat()
+            guard lstat(base, &status) == 0, status.st_uid == getuid() else { continue }
+            for watcher in (try? DirectoryListing.entries(of: base, statFiles: false)) ?? [] where watcher.isDirectory {
+                for cookie in (try? DirectoryListing.entries(of: base + "/" + watcher.name, statFiles: false)) ?? [] {
+                    unlink(base + "/" + watcher.name + "/" + cookie.name)
+                }
+                rmdir(base + "/" + watcher.name)
+            }
+            rmdir(base)
+        }
+    }
+
+    /// Removes the per-process folder once its last watcher is gone (fails harmlessly before).
+    static func removeBaseIfEmpty(after directory: String) {
+        state.withLock { state in
+            guard let base = state.base, directory.hasPrefix(base + "/") else { return }
+            if rmdir(base) == 0 || errno == ENOENT { state.base = nil }
         }
     }
 }

@@ -78,6 +78,11 @@ final class TreeSession {
         guard node === tree || isAttached(node) else { return }
         let path = parentPath.isEmpty ? event.name : parentPath + "/" + event.name
         let ignored = isIgnored(event.name, in: parentPath, isDirectory: event.isDirectory)
+        if event.isDirectory, event.has(IN_DELETE) || event.has(IN_MOVED_FROM),
+            let own = mailbox.ownDirectory, absolutePath(path) == own
+        {
+            emit(.controlDirectoryLost(path: own))
+        }
         if !event.isDirectory, node !== tree, event.name == mailbox.privateMarker,
             event.has(IN_CREATE) || event.has(IN_MOVED_TO)
         {

@@ -15,9 +15,9 @@ public enum WatchEvent: Sendable, Equatable {
     /// A directory turned out to be another program's private directory (its marker file
     /// appeared): its watches are gone, and it is to be forgotten without reporting anything.
     case directoryIgnored(path: String)
-    /// The cookie directory (inside the agent's state directory) was deleted or moved away; the
-    /// watcher made it again at `path` and goes on, but whoever owns the rest of that directory
-    /// should make its own files again too.
+    /// The caller's own directory inside the tree (`ownDirectory`) was deleted or renamed away;
+    /// the watcher goes on (its cookies live elsewhere), and the owner decides whether and when
+    /// to make it again.
     case controlDirectoryLost(path: String)
     /// The kernel's event queue overflowed: events were lost. A `rescanned` follows.
     case overflow

@@ -166,10 +166,9 @@ final class WatcherThread: Sendable {
             let session = sessionsByCookie.removeValue(forKey: lostWatch)
             let path = mailbox.cookieDirectory
             do throws(InotifyError) {
-                let watch = try Self.makeCookieDirectory(path, instance: instance)
+                let watch = try Self.makeCookieDirectory(path, root: mailbox.root, instance: instance)
                 thread.register(mailbox, cookieWatch: watch)
                 sessionsByCookie[watch] = session
-                mailbox.sink.yield(.controlDirectoryLost(path: path))
                 for sequence in mailbox.pendingSequences {
                     let fd = open(path + "/c\(sequence)", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
                     if fd >= 0 { close(fd) }
@@ -184,11 +183,16 @@ final class WatcherThread: Sendable {
 
         /// Makes the cookie directory and watches it. A `rm -rf` of the state directory may still
         /// be running, removing what was just made: then try again, a bounded number of times.
-        private static func makeCookieDirectory(_ path: String, instance: InotifyInstance) throws(InotifyError) -> Int32 {
+        /// Never below a root that is gone: that would bring back a folder someone deleted.
+        private static func makeCookieDirectory(_ path: String, root: String, instance: InotifyInstance) throws(InotifyError) -> Int32 {
             var attempt = 0
             while true {
                 attempt += 1
                 do throws(InotifyError) {
+                    var status = stat()
+                    guard stat(root, &status) == 0 else {
+                        throw InotifyError.controlDirectoryFailed(path: path, Errno(rawValue: errno))
+                    }
                     try DirectoryWatcher.makeDirectories(path)
                     do { return try instance.shared.addCookieWatch(absolutePath: path) } catch {
                         throw InotifyError.controlDirectoryFailed(path: path, error)
@@ -229,6 +233,7 @@ final class WatcherThread: Sendable {
                 thread.unregister(cookieWatch: cookieWatch)
                 mailbox.isRegistered = false
                 rmdir(mailbox.cookieDirectory)
+                PrivateCookies.removeBaseIfEmpty(after: mailbox.cookieDirectory)
                 mailbox.sink.finish()
                 continuation.resume()
             case .stall(let stall):

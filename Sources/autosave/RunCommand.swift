@@ -46,6 +46,8 @@ struct RunCommand: AsyncParsableCommand {
         shutdown.group = group
         do {
             try await group.run()
+        } catch is RootRemoved {
+            throw ExitStatus.failure
         } catch {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure

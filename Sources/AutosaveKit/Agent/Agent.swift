@@ -47,6 +47,7 @@ public struct Agent: Service {
             stopping.start(clock.now)
             flushed.start { await workspace.shutdown() }
         }
+        if await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
         let elapsed = stopping.started.map { clock.now - $0 } ?? .zero
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         let (saved, failed) = await flushed.result()
@@ -60,6 +61,13 @@ public struct Agent: Service {
 }
 
 import Synchronization
+
+/// The agent stopped because its root was deleted under it (`root-removed` says where the
+/// unsaved edits went); `autosave run` exits with status 1.
+public struct RootRemoved: Error, CustomStringConvertible {
+    public let root: String
+    public var description: String { "the root \(root) was deleted while the agent ran" }
+}
 
 extension Agent {
     /// Runs the control socket; when the state directory is made again after someone deleted it,

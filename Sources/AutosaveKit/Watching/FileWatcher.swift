@@ -21,6 +21,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// own part of it again); the owner of the journal, lock and socket makes theirs.
     public nonisolated let stateDirectoryLosses: AsyncStream<String>
     private let stateDirectoryLossesContinuation: AsyncStream<String>.Continuation
+    /// One element, then the end, if the root itself is deleted: nothing can be saved there any more.
+    public nonisolated let rootRemovals: AsyncStream<Void>
+    private let rootRemovalsContinuation: AsyncStream<Void>.Continuation
     /// Everything the agent watches and ignores is decided by these rules.
     public nonisolated let rules: IgnoreRules
 
@@ -63,6 +66,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// The agent's own writes, which are never reported.
     private let ownWrites: OwnWrites
+    /// When the watcher last saw something deleted or renamed away (a `rm -rf` in progress shows
+    /// as a stream of these).
+    public private(set) var lastRemovalSeen: C.Instant?
     /// How many changes `changes` has carried.
     public private(set) var emittedCount = 0
 
@@ -80,13 +86,14 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         (changes, changesContinuation) = AsyncStream.makeStream(of: [FileChange].self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
+        (rootRemovals, rootRemovalsContinuation) = AsyncStream.makeStream(of: Void.self)
         let (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
         (self.inputs, self.inputContinuation) = (inputs, inputContinuation)
         let eventsInFlight = EventCount()
         self.eventsInFlight = eventsInFlight
         // The watcher thread yields each event straight into the inputs, beside the timers'.
         self.inotify = DirectoryWatcher(
-            root: configuration.root, cookieDirectory: configuration.stateDirectory + "/cookies",
+            root: configuration.root, ownDirectory: configuration.stateDirectory,
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
             isLeftover: { name in IgnoreRules.isAgentTempName(name) }, privateMarker: AgentLock.fileName,
             sink: WatchEventSink(
@@ -103,6 +110,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     @discardableResult
     public func start() async throws(InotifyError) -> DirectoryScan {
         let scan = try await inotify.start()
+        rootDescriptor = open(configuration.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         // `ready` means every watch is in place: events from now on queue up in `inputs`, and
         // none is looked at before the known files below are in (run() starts after this returns).
         defer { known = KnownFiles(scan.listings) }
@@ -187,6 +195,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private func handle(_ event: WatchEvent, at now: C.Instant) {
         switch event {
         case .file(let file):
+            if file.kind == .deleted || file.kind == .movedFrom { lastRemovalSeen = now }
             settler.record(file, at: now)
         case .directoryAppeared(let path, let files):
             logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
@@ -205,7 +214,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                     "path": "\(path)", "reason": "it holds \(AgentLock.fileName): another agent's state directory",
                     "next": "not watched, nothing in it reported (\(files) files forgotten)",
                 ])
+        case .directoryRemoved(let path) where path.isEmpty:
+            reportRootRemoved()
         case .directoryRemoved(let path):
+            lastRemovalSeen = now
             let files = known.removeDirectory(path)
             emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files)"])
         case .overflow:
@@ -234,6 +246,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         case .barrier(let number):
             barrierWaiters.removeValue(forKey: number)?.resume(returning: settler.latestDeadline)
         case .failed(let error):
+            guard !isRootRemoved else {
+                // The root went first; its removal is what the owner needs to hear about.
+                reportRootRemoved()
+                return
+            }
             logger.error("watch-failed", metadata: ["error": "\(error)", "next": "stopping: changes are no longer seen"])
         }
     }
@@ -269,10 +286,15 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are
         // settled by it, not by one more timer.
         let now = clock.now.advanced(by: TimerWakeUp.slack)
+        var removedSomething = false
         for burst in settler.takeDue(at: now) {
             let changes = netChanges(of: burst)
+            removedSomething = removedSomething || changes.contains { $0.kind == .removed }
             if !changes.isEmpty { emit(changes) }
         }
+        // The kernel says nothing when a root that someone still holds (a shell's working
+        // directory) is removed: its last entries going is the moment to look.
+        if removedSomething { checkRoot() }
         settledThrough = now
         resumeSettledWaiters(through: now)
     }
@@ -458,6 +480,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func finish() {
+        if rootDescriptor >= 0 { close(rootDescriptor) }
+        rootDescriptor = -1
         settleTimer?.task?.cancel()
         settleTimer = nil
         rescanTimer?.cancel()
@@ -468,7 +492,28 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         changesContinuation.finish()
         rescansContinuation.finish()
         stateDirectoryLossesContinuation.finish()
+        rootRemovalsContinuation.finish()
         inputContinuation.finish()
+    }
+
+    /// The root, held open: it says whether the root still exists wherever it is now.
+    private var rootDescriptor: CInt = -1
+
+    /// Whether the root directory was removed (an open directory removed has no links left).
+    private var isRootRemoved: Bool {
+        var status = stat()
+        if rootDescriptor >= 0, fstat(rootDescriptor, &status) == 0 { return status.st_nlink == 0 }
+        return lstat(configuration.root, &status) != 0
+    }
+
+    /// Looks whether the root is still there; reports its removal once if not.
+    public func checkRoot() {
+        if isRootRemoved { reportRootRemoved() }
+    }
+
+    private func reportRootRemoved() {
+        rootRemovalsContinuation.yield()
+        rootRemovalsContinuation.finish()
     }
 
     static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }

@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import SystemPackage
+
+/// Where unsaved edits go when the root itself is deleted under the agent: a folder of the user's
+/// state, outside any project, `$XDG_STATE_HOME/autosave/orphans/<root name>-<short hash>/`
+/// (`~/.local/state` when `XDG_STATE_HOME` is unset), with each file at its relative path.
+struct OrphanedEdits: Sendable {
+    /// The folder this root's orphans go to.
+    let directory: String
+
+    init(root: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let base = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        let name = root.split(separator: "/").last.map(String.init) ?? "root"
+        directory = base + "/autosave/orphans/\(name)-\(Self.shortHash(root))"
+    }
+
+    /// Writes `bytes` as the orphan of `path` (relative to the root), durably, and returns where.
+    ///
+    /// - Throws: `WriteError.system` naming the copy's path and what failed.
+    func keep(_ bytes: [UInt8], of path: String) throws(WriteError) -> String {
+        let target = directory + "/" + path
+        let parent = (target as NSString).deletingLastPathComponent
+        var partial = ""
+        for component in parent.split(separator: "/") {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .system(path: partial, operation: "create folder", Errno(rawValue: errno))
+            }
+        }
+        let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .system(path: target, operation: "create", Errno(rawValue: errno)) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .system(path: target, operation: "write", Errno(rawValue: errno))
+            }
+            offset += written
+        }
+        guard fsync(fd) == 0 else { throw .system(path: target, operation: "fsync", Errno(rawValue: errno)) }
+        return target
+    }
+
+    /// Eight hex digits of FNV-1a over the root's path: two projects of one name stay apart.
+    static func shortHash(_ text: String) -> String {
+        var hash: UInt32 = 2_166_136_261
+        for byte in text.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+}
