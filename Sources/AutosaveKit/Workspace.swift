@@ -9,6 +9,8 @@ import Logging
 /// from the watcher to the buffers they concern.
 public actor Workspace<C: Clock> where C.Duration == Duration {
     public nonisolated let root: String
+    /// The absolute state directory (socket, journal, conflict copies, lock).
+    public nonisolated let stateDirectory: String
     /// `root` and a slash: what an absolute path inside the root starts with.
     private let rootPrefix: String
     private let configuration: ResolvedConfiguration
@@ -33,6 +35,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     ) {
         self.root = configuration.root
         self.rootPrefix = configuration.root + "/"
+        self.stateDirectory = configuration.stateDirectory
         self.configuration = configuration
         self.logger = logger
         let broadcast = EventBroadcast()
@@ -57,9 +60,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Opens the journal, watches the root (logs `ready`), brings back the edits a crash left
     /// unsaved (logs `recovered`), and starts routing external changes to buffers.
     ///
+    /// - Parameter carriedOver: unsaved edits of the agent's previous workspace for this root (it
+    ///   moved), newer than what the journal holds for their paths.
     /// - Throws: `JournalError` when the journal cannot be used (it is left untouched),
     ///   `InotifyError` when the root cannot be watched.
-    public func start() async throws {
+    public func start(carriedOver: [JournalRecord] = []) async throws {
         var recovered: [JournalRecord] = []
         if configuration.configuration.journal.enabled {
             let (journal, recovery) = try EditJournal.open(
@@ -77,13 +82,15 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             }
             recovered = recovery.records
         }
+        let carried = Set(carriedOver.map(\.path))
+        recovered = recovered.filter { !carried.contains($0.path) } + carriedOver
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
         for record in recovered { await recover(record) }
         let changes = watcher.changes
         let rescans = watcher.rescans
         let losses = watcher.stateDirectoryLosses
-        let rootRemovals = watcher.rootRemovals
+        let rootChanges = watcher.rootChanges
         consumer = Task { [weak self] in
             await withTaskGroup { group in
                 group.addTask {
@@ -98,7 +105,12 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                     self?.stateDirectoryRecreationsContinuation.finish()
                 }
                 group.addTask {
-                    for await _ in rootRemovals { await self?.orphanUnsavedEdits() }
+                    for await change in rootChanges {
+                        switch change {
+                        case .removed: await self?.orphanUnsavedEdits()
+                        case .moved(let path): await self?.handOver(movedTo: path)
+                        }
+                    }
                 }
             }
         }
@@ -180,6 +192,27 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// How long nothing must be deleted before a lost state directory is made again.
     static var quietBeforeRemaking: Duration { .milliseconds(300) }
+
+    /// Where the root went when it was renamed while the agent ran; this workspace then stops,
+    /// and the agent starts a new one there with `unsavedEdits`.
+    public private(set) var movedRoot: String?
+    /// The unsaved edits of every buffer when the root moved away (for the next workspace).
+    public private(set) var unsavedEdits: [JournalRecord] = []
+
+    /// The root was renamed: this workspace's paths all lead nowhere now. It takes every unsaved
+    /// edit out of its buffers, saves nothing, and stops; the journal moved with the state
+    /// directory, so a crash meanwhile loses nothing either.
+    private func handOver(movedTo path: String) async {
+        guard movedRoot == nil, !isRootRemoved else { return }
+        movedRoot = path
+        for key in buffers.keys.sorted() {
+            guard let buffer = buffers[key] else { continue }
+            await buffer.markClosed()
+            if await buffer.isDirty { unsavedEdits.append(await buffer.journalRecord()) }
+        }
+        buffers.removeAll()
+        await watcher.stop()
+    }
 
     /// Runs the watcher until `shutdown()`.
     public func run() async {

@@ -254,7 +254,8 @@ final class Mailbox: Sendable {
 /// Cookie directories outside every watched tree: one folder per process, made private by
 /// `mkdtemp` under `$XDG_RUNTIME_DIR` (else `/tmp`), and one numbered subfolder per watcher.
 enum PrivateCookies {
-    private static let state = Mutex<(base: String?, next: Int)>((nil, 0))
+    /// The folder, the last number handed out, and how many watchers hold a number now.
+    private static let state = Mutex<(base: String?, next: Int, live: Int)>((nil, 0, 0))
 
     /// A path for the next watcher's cookies (made by `start()`); the base folder is made once.
     static func nextDirectory() -> String {
@@ -269,6 +270,7 @@ enum PrivateCookies {
                 } ?? parent + "/autosave-cookies-\(getpid())"
             }
             state.next += 1
+            state.live += 1
             return state.base! + "/w\(state.next)"
         }
     }
@@ -293,10 +295,12 @@ enum PrivateCookies {
         }
     }
 
-    /// Removes the per-process folder once its last watcher is gone (fails harmlessly before).
+    /// Removes the per-process folder once its last watcher is gone.
     static func removeBaseIfEmpty(after directory: String) {
         state.withLock { state in
             guard let base = state.base, directory.hasPrefix(base + "/") else { return }
+            state.live -= 1
+            guard state.live <= 0 else { return }
             if rmdir(base) == 0 || errno == ENOENT { state.base = nil }
         }
     }

@@ -97,6 +97,10 @@ final class TreeSession {
     }
 
     private func handleSelfEvent(_ event: RawInotifyEvent, node: DirectoryNode) {
+        if node === tree, event.has(IN_MOVE_SELF) {
+            emit(.rootMoved)
+            return
+        }
         guard event.has(IN_IGNORED) || event.has(IN_DELETE_SELF) else { return }
         // The kernel dropped this watch (the directory is gone); the parent's event usually
         // removed the node already.

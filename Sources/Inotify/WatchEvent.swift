@@ -19,6 +19,9 @@ public enum WatchEvent: Sendable, Equatable {
     /// the watcher goes on (its cookies live elsewhere), and the owner decides whether and when
     /// to make it again.
     case controlDirectoryLost(path: String)
+    /// The watched root itself was renamed (it may now be anywhere, even outside where it was);
+    /// watches and relative paths still hold, absolute paths made from the old root do not.
+    case rootMoved
     /// The kernel's event queue overflowed: events were lost. A `rescanned` follows.
     case overflow
     /// A fresh listing of `scope` (directory paths, `""` for the whole tree), after an overflow

@@ -30,9 +30,10 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
         let shutdown = ShutdownTrigger()
         let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
-        let agent = Agent(configuration: resolved, logger: logger) { [resolved] workspace in
-            // Worked out each time: the state directory may have been made again since.
-            let socketPath = SocketLocation.make(stateDirectory: resolved.stateDirectory, root: resolved.root)
+        let agent = Agent(configuration: resolved, logger: logger) { workspace in
+            // Worked out each time: the state directory may have been made again, or moved with
+            // the root, since.
+            let socketPath = SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root)
             let server = ControlServer(
                 socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
                 requestShutdown: { shutdown.trigger() })

@@ -22,32 +22,48 @@ public struct Agent: Service {
 
     /// Runs until graceful shutdown.
     ///
-    /// - Throws: `InotifyError` when the root cannot be watched at all.
+    /// When the root is renamed, the agent follows it: it logs `root-moved`, stops serving at the
+    /// old place without saving (every path there leads nowhere), and serves again from the new
+    /// place with the same lock (its file moved along) and every unsaved edit.
+    ///
+    /// - Throws: `InotifyError` when the root cannot be watched at all, `RootRemoved` when the root
+    ///   was deleted under the agent.
     public func run() async throws {
         let lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
         defer { withExtendedLifetime(lock) {} }
-        let workspace = Workspace(configuration: configuration, clock: ContinuousClock(), logger: logger)
-        try await workspace.start()
-        let control = self.control
-        let logger = self.logger
         let clock = ContinuousClock()
         let stopping = StopwatchBox()
         let flushed = FlushBox()
+        let current = WorkspaceBox()
+        var configuration = self.configuration
+        var carriedOver: [JournalRecord] = []
         await withGracefulShutdownHandler {
-            await withTaskGroup { group in
-                group.addTask { await workspace.run() }
-                if let control {
-                    group.addTask { await Self.serve(control, workspace: workspace, lock: lock, configuration: configuration, logger: logger) }
+            while !stopping.isStopping {
+                let workspace = Workspace(configuration: configuration, clock: clock, logger: logger)
+                do { try await workspace.start(carriedOver: carriedOver) } catch {
+                    flushed.fail(error)
+                    return
                 }
-                // The workspace stops last (after the flush); then the socket goes too.
-                await group.next()
-                group.cancelAll()
+                current.set(workspace)
+                // A signal that came while the workspace was being made flushed the one before.
+                if stopping.isStopping { flushed.start { await workspace.shutdown() } }
+                await serve(workspace, configuration: configuration, lock: lock)
+                guard let moved = await workspace.movedRoot else { break }
+                logger.warning(
+                    "root-moved",
+                    metadata: [
+                        "from": "\(configuration.root)", "to": "\(moved)",
+                        "next": "serving from the new place; paths stay relative to it",
+                    ])
+                carriedOver = await workspace.unsavedEdits
+                configuration = configuration.moved(to: moved)
             }
         } onGracefulShutdown: {
             stopping.start(clock.now)
-            flushed.start { await workspace.shutdown() }
+            flushed.start { await current.get()?.shutdown() ?? (0, 0) }
         }
-        if await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
+        if let error = flushed.failure { throw error }
+        if let workspace = current.get(), await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
         let elapsed = stopping.started.map { clock.now - $0 } ?? .zero
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         let (saved, failed) = await flushed.result()
@@ -57,6 +73,23 @@ public struct Agent: Service {
                 "root": "\(configuration.root)", "saved": "\(saved)", "failed": "\(failed)",
                 "ms": "\((milliseconds * 10).rounded() / 10)",
             ])
+    }
+
+    /// Runs one workspace and its control socket until the workspace stops.
+    private func serve(_ workspace: Workspace<ContinuousClock>, configuration: ResolvedConfiguration, lock: LockBox) async {
+        let control = self.control
+        let logger = self.logger
+        await withTaskGroup { group in
+            group.addTask { await workspace.run() }
+            if let control {
+                group.addTask {
+                    await Self.serve(control, workspace: workspace, lock: lock, configuration: configuration, logger: logger)
+                }
+            }
+            // The workspace stops last (after the flush); then the socket goes too.
+            await group.next()
+            group.cancelAll()
+        }
     }
 }
 
@@ -113,11 +146,25 @@ private final class StopwatchBox: Sendable {
 
     func start(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
     var started: ContinuousClock.Instant? { instant.withLock { $0 } }
+    var isStopping: Bool { started != nil }
 }
 
-/// The final flush, started from the shutdown handler and awaited once the agent stopped.
+/// The workspace serving now (a new one after the root moved), for the shutdown handler.
+private final class WorkspaceBox: Sendable {
+    private let workspace = Mutex<Workspace<ContinuousClock>?>(nil)
+
+    func set(_ new: Workspace<ContinuousClock>) { workspace.withLock { $0 = new } }
+    func get() -> Workspace<ContinuousClock>? { workspace.withLock { $0 } }
+}
+
+/// The final flush, started from the shutdown handler and awaited once the agent stopped; or
+/// why the agent could not start (again) at all.
 private final class FlushBox: Sendable {
     private let task = Mutex<Task<(saved: Int, failed: Int), Never>?>(nil)
+    private let error = Mutex<(any Error)?>(nil)
+
+    func fail(_ failure: any Error) { error.withLock { $0 = failure } }
+    var failure: (any Error)? { error.withLock { $0 } }
 
     func start(_ flush: @escaping @Sendable () async -> (saved: Int, failed: Int)) {
         task.withLock { $0 = Task { await flush() } }

@@ -23,6 +23,16 @@ public struct ResolvedConfiguration: Sendable, Equatable {
         stateDirectory.hasPrefix(root + "/") ? String(stateDirectory.dropFirst(root.count + 1)) : nil
     }
 
+    /// The same configuration for the root renamed to `newRoot`: a state directory inside the
+    /// root moved with it, and so did a configuration file inside it.
+    public func moved(to newRoot: String) -> ResolvedConfiguration {
+        func relocated(_ path: String) -> String {
+            path.hasPrefix(root + "/") ? newRoot + path.dropFirst(root.count) : path
+        }
+        return ResolvedConfiguration(
+            configuration: configuration, root: newRoot, stateDirectory: relocated(stateDirectory), file: file.map(relocated))
+    }
+
     /// Finds and reads the configuration for a run.
     ///
     /// The file is `configFile` when given, else `DIR/autosave.json` (DIR being `directory` or the

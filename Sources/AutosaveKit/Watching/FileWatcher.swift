@@ -21,9 +21,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// own part of it again); the owner of the journal, lock and socket makes theirs.
     public nonisolated let stateDirectoryLosses: AsyncStream<String>
     private let stateDirectoryLossesContinuation: AsyncStream<String>.Continuation
-    /// One element, then the end, if the root itself is deleted: nothing can be saved there any more.
-    public nonisolated let rootRemovals: AsyncStream<Void>
-    private let rootRemovalsContinuation: AsyncStream<Void>.Continuation
+    /// One element, then the end, if the root itself is renamed or deleted: nothing can be saved
+    /// at its old path any more.
+    public nonisolated let rootChanges: AsyncStream<RootChange>
+    private let rootChangesContinuation: AsyncStream<RootChange>.Continuation
     /// Everything the agent watches and ignores is decided by these rules.
     public nonisolated let rules: IgnoreRules
 
@@ -86,7 +87,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         (changes, changesContinuation) = AsyncStream.makeStream(of: [FileChange].self)
         (rescans, rescansContinuation) = AsyncStream.makeStream(of: Void.self)
         (stateDirectoryLosses, stateDirectoryLossesContinuation) = AsyncStream.makeStream(of: String.self)
-        (rootRemovals, rootRemovalsContinuation) = AsyncStream.makeStream(of: Void.self)
+        (rootChanges, rootChangesContinuation) = AsyncStream.makeStream(of: RootChange.self)
         let (inputs, inputContinuation) = AsyncStream.makeStream(of: Input.self)
         (self.inputs, self.inputContinuation) = (inputs, inputContinuation)
         let eventsInFlight = EventCount()
@@ -214,6 +215,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                     "path": "\(path)", "reason": "it holds \(AgentLock.fileName): another agent's state directory",
                     "next": "not watched, nothing in it reported (\(files) files forgotten)",
                 ])
+        case .rootMoved:
+            reportRootMoved()
         case .directoryRemoved(let path) where path.isEmpty:
             reportRootRemoved()
         case .directoryRemoved(let path):
@@ -492,7 +495,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         changesContinuation.finish()
         rescansContinuation.finish()
         stateDirectoryLossesContinuation.finish()
-        rootRemovalsContinuation.finish()
+        rootChangesContinuation.finish()
         inputContinuation.finish()
     }
 
@@ -512,11 +515,32 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func reportRootRemoved() {
-        rootRemovalsContinuation.yield()
-        rootRemovalsContinuation.finish()
+        rootChangesContinuation.yield(.removed)
+        rootChangesContinuation.finish()
+    }
+
+    /// The root was renamed: where it is now, from the descriptor held on it.
+    private func reportRootMoved() {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/fd/\(rootDescriptor)", &buffer, buffer.count - 1)
+        let target = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        guard target.hasPrefix("/"), !target.hasSuffix(" (deleted)"), !isRootRemoved else {
+            reportRootRemoved()
+            return
+        }
+        rootChangesContinuation.yield(.moved(to: target))
+        rootChangesContinuation.finish()
     }
 
     static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
+}
+
+/// What happened to the root itself.
+public enum RootChange: Sendable, Equatable {
+    /// Renamed; this is its absolute path now.
+    case moved(to: String)
+    /// Deleted.
+    case removed
 }
 
 /// The watcher's figures, as `status` shows them.
