@@ -440,17 +440,18 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// each buffer it concerns is reconciled with its file.
     private func handle(_ burst: [FileChange]) async {
         for change in burst { broadcast.emit(.externalChange(change)) }
-        var moves: [(from: String, to: String)] = []
+        var moves: [Rename] = []
         for change in burst where change.kind == .moved {
             let from = change.from ?? ""
             if change.isDirectory {
                 for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
-                    moves.append((key, change.path + key.dropFirst(from.count)))
+                    moves.append(Rename(from: key, to: change.path + key.dropFirst(from.count), directory: from))
                 }
             } else {
-                moves.append((from, change.path))
+                moves.append(Rename(from: from, to: change.path))
             }
         }
+        moves += await renamesSeenAsRemovalAndCreation(in: burst)
         await follow(moves)
         for change in burst {
             switch (change.kind, change.isDirectory) {
@@ -470,11 +471,52 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         for waiter in ready { waiter.continuation.resume() }
     }
 
+    /// Renames the kernel reported only half of: a buffer's file `removed` at one name and
+    /// `created` at another, the same file (device and inode) as the buffer's. Its buffer follows.
+    private func renamesSeenAsRemovalAndCreation(in burst: [FileChange]) async -> [Rename] {
+        let created = burst.filter { $0.kind == .created && !$0.isDirectory }.map(\.path)
+        guard !created.isEmpty else { return [] }
+        var moves: [Rename] = []
+        for change in burst where change.kind == .removed && !change.isDirectory {
+            guard let base = await buffers[change.path]?.fileIdentity else { continue }
+            let target = created.first { path in
+                Fingerprint.of(root + "/" + path).map { $0.device == base.device && $0.inode == base.inode } ?? false
+            }
+            if let target { moves.append(Rename(from: change.path, to: target)) }
+        }
+        return moves
+    }
+
+    /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.
+    struct Rename {
+        var from: String
+        var to: String
+        var directory: String? = nil
+    }
+
     /// Moves the buffers of renamed files to their new names, all renames of a burst at once.
-    private func follow(_ moves: [(from: String, to: String)]) async {
-        // The map changes before any await, so no request ever finds neither buffer; every source
-        // leaves before any destination is taken, so a swap or a cycle loses no one.
-        let moving = moves.compactMap { move in buffers.removeValue(forKey: move.from).map { (move, $0) } }
+    ///
+    /// A buffer follows only if its file went: one opened on the name after the rename (inside the
+    /// settle window) has its own file still there, or none, and stays.
+    private func follow(_ moves: [Rename]) async {
+        var candidates: [(Rename, FileBuffer<C>)] = []
+        for move in moves {
+            guard let buffer = buffers[move.from] else { continue }
+            if let base = await buffer.fileIdentity {
+                if let there = Fingerprint.of(root + "/" + move.from), there.device == base.device, there.inode == base.inode {
+                    continue
+                }
+            } else {
+                // A buffer with no file of its own (a new name, never saved) follows only its
+                // folder, and only when no folder of that name is back (one it may belong to).
+                guard let directory = move.directory, Fingerprint.of(root + "/" + directory) == nil else { continue }
+            }
+            candidates.append((move, buffer))
+        }
+        // The map changes with no await in between, so no request ever finds neither buffer;
+        // every source leaves before any destination is taken, so a swap or a cycle loses no one.
+        let moving = candidates.filter { buffers[$0.0.from] === $0.1 }
+        for (move, _) in moving { buffers[move.from] = nil }
         var replaced: [FileBuffer<C>] = []
         for (move, buffer) in moving {
             if let previous = buffers[move.to] { replaced.append(previous) }

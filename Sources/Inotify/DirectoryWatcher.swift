@@ -22,6 +22,8 @@ public final class DirectoryWatcher: Sendable {
     public let events: AsyncStream<WatchEvent>
 
     let mailbox: Mailbox
+    /// The shared inotify instance, once started.
+    private let kernel = Mutex<InotifyDescriptor?>(nil)
 
     /// Prepares a watcher; nothing is watched until `start()`.
     ///
@@ -91,6 +93,7 @@ public final class DirectoryWatcher: Sendable {
         do { try DirectoryListing.requireDirectory(root) } catch { throw .rootUnavailable(path: root, error) }
         try Self.makeDirectories(mailbox.cookieDirectory)
         let descriptor = try await WatcherThread.shared.descriptor()
+        kernel.withLock { $0 = descriptor }
         let cookieWatch: Int32
         do { cookieWatch = try descriptor.addCookieWatch(absolutePath: mailbox.cookieDirectory) } catch {
             throw .controlDirectoryFailed(path: mailbox.cookieDirectory, error)
@@ -100,6 +103,14 @@ public final class DirectoryWatcher: Sendable {
             send(.start(continuation))
         }
         return try result.get()
+    }
+
+    /// Whether the kernel holds events not read yet (of any watcher in the process): a look at
+    /// the disk now may see changes whose events are still to come.
+    public var hasUnreadEvents: Bool {
+        guard let descriptor = kernel.withLock({ $0 }) else { return false }
+        var pending: CInt = 0
+        return ioctl(descriptor.rawValue, UInt(FIONREAD), &pending) == 0 && pending > 0
     }
 
     /// Requests a barrier: `WatchEvent.barrier(n)` arrives on `events` after every event that

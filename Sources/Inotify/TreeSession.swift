@@ -125,6 +125,11 @@ final class TreeSession {
                 if let replaced = parent.children[event.name] { dropSubtree(replaced) }
                 parent.adopt(move.node, as: event.name)
                 emit(.directoryMoved(from: move.path, to: path))
+                // Watched again and listed: a directory made a moment before its rename may not
+                // have been watched yet (its watch failed at the old name), and whatever settled
+                // meanwhile looked at a disk past the move.
+                let scan = scanTree(from: move.node, statFiles: false, unseenSince: nil)
+                emit(.directoryListed(path: path, files: scan.files.map(\.path)))
                 return
             }
             guard !isIgnored else { return }

@@ -10,6 +10,9 @@ public enum WatchEvent: Sendable, Equatable {
     case directoryAppeared(path: String, files: [String])
     /// A watched directory was renamed inside the tree; every path below it now starts with `to`.
     case directoryMoved(from: String, to: String)
+    /// The files below `path` as listed right after it moved (follows `directoryMoved`): what
+    /// settled while the move's event was on its way looked at a disk already past it.
+    case directoryListed(path: String, files: [String])
     /// A watched directory was deleted or moved out of the tree; its watches are gone.
     case directoryRemoved(path: String)
     /// A directory turned out to be another program's private directory (its marker file

@@ -68,16 +68,21 @@ extension FileBuffer {
             guard let disk else { return }
             await keepBoth(disk)
         case .recreate:
+            vanished = base ?? vanished
             base = nil
+            // Not at once: a rename whose event has not settled yet looks the same from here, and
+            // then the buffer is to follow the file, not bring back its old name.
+            let wait = Self.waitBeforeRecreating(settleMs: context.configuration.watch.settleMs)
             context.logger.warning(
                 "conflict",
                 metadata: [
                     "path": "\(path)", "kind": "removed", "kept": "buffer", "revision": "\(revision)",
-                    "next": "the file was removed under unsaved edits; writing it again from the buffer",
+                    "next": "the file was removed under unsaved edits; writing it again from the buffer in \(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) ms, unless it turns out renamed",
                 ])
             context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: nil))
             contentChanged()
-            await performSave()
+            schedule.retry(at: context.clock.now.advanced(by: wait))
+            rescheduleTimer()
         case .close:
             base = nil
             markClosed()
@@ -85,6 +90,10 @@ extension FileBuffer {
             context.emit(.removed(path: path))
         }
     }
+
+    /// How long a buffer whose file vanished waits before writing it again: past the settle
+    /// window that would report the file renamed.
+    static func waitBeforeRecreating(settleMs: Int) -> Duration { .milliseconds(2 * settleMs + 100) }
 
     /// Overlapping edits: the configured side keeps the path, the other is copied aside first.
     func keepBoth(_ disk: DiskVersion) async {

@@ -11,7 +11,15 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// The path relative to the root; follows renames.
     public private(set) var path: String
     /// The last version known to be on disk; nil when the file does not exist.
-    public internal(set) var base: DiskVersion?
+    public internal(set) var base: DiskVersion? {
+        didSet { if base != nil { vanished = nil } }
+    }
+    /// The version the buffer held until its file vanished (removed, or renamed with the news
+    /// still on its way), while the buffer waits to write it again.
+    var vanished: DiskVersion?
+    /// Which file the buffer is about: the one on disk, or the one that just vanished; nil for a
+    /// new name never saved.
+    var fileIdentity: Fingerprint? { base?.fingerprint ?? vanished?.fingerprint }
     /// The buffer's bytes; nil when the buffer deletes its file.
     public internal(set) var content: [UInt8]?
     /// Grows with every accepted edit, reload and merge.
@@ -158,9 +166,17 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         rescheduleTimer()
     }
 
-    /// Follows a rename of the file inside the root.
+    /// Follows a rename of the file inside the root. A buffer waiting to write back its vanished
+    /// file has found it: it waits no more, and its edits are again edits of that file.
     func move(to newPath: String) {
         path = newPath
+        if base == nil, let vanished, let there = Fingerprint.of(context.absolute(newPath)),
+            there.device == vanished.fingerprint.device, there.inode == vanished.fingerprint.inode
+        {
+            base = vanished
+            schedule.cleaned()
+            contentChanged()
+        }
     }
 
     // MARK: - Saving

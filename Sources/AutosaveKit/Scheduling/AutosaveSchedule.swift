@@ -61,6 +61,11 @@ struct AutosaveSchedule<Instant: InstantProtocol>: Sendable where Instant.Durati
         edited(at: now)
     }
 
+    /// The next save is due at `instant`, sooner than the window would have it.
+    mutating func retry(at instant: Instant) {
+        retryAt = instant
+    }
+
     /// The save landed; when edits arrived meanwhile their window is already open.
     mutating func saveSucceeded() {
         failures = 0

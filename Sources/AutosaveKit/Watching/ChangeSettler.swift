@@ -30,10 +30,14 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         /// For each name whose content did not stay put: where it came from. A name not listed
         /// holds what it held (perhaps modified).
         public var origins: [String: Origin]
+        /// Names that had no event, only a look asked for (`touch`): whether they exist is news,
+        /// their content is not.
+        public var unchanged: Set<String>
 
-        public init(names: [String], origins: [String: Origin] = [:]) {
+        public init(names: [String], origins: [String: Origin] = [:], unchanged: Set<String> = []) {
             self.names = names
             self.origins = origins
+            self.unchanged = unchanged
         }
     }
 
@@ -45,6 +49,8 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         var group: Int
         /// Whether an alarm for `deadline` is queued (a new window has none yet).
         var isQueued = false
+        /// Whether a kernel event (not only a `touch`) came for the name in this window.
+        var hasEvent = false
     }
 
     /// Names linked by renames, and where their content came from.
@@ -80,6 +86,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     public mutating func record(_ event: FileEvent, at now: Instant) {
         let path = event.path
         open(path, at: now)
+        pending[path]?.hasEvent = true
         switch event.kind {
         case .created:
             setOrigin(.new, of: path)
@@ -102,7 +109,9 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         push(path, to: now.advanced(by: settle))
     }
 
-    /// Records that a name exists without an event for it (found in a new directory's listing).
+    /// Asks for a look at a name without an event for it (found in a new directory's listing, or
+    /// known below a directory that moved): it settles as created or removed if that is what it
+    /// turns out to be, never as modified.
     mutating func touch(_ path: String, at now: Instant) {
         open(path, at: now)
         push(path, to: now.advanced(by: settle))
@@ -125,14 +134,14 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         var due: [Burst] = []
         while let next = alarms.min, next.deadline <= now {
             alarms.removeMin()
-            guard let entry = pending[next.path], entry.deadline == next.deadline,
-                let group = groups[entry.group]
-            else { continue }
+            guard let entry = pending[next.path], entry.deadline == next.deadline else { continue }
+            let group = groups[entry.group] ?? Group(members: [next.path])
             // A partner still busy holds the burst; its own alarm, later, takes everyone.
             if group.members.contains(where: { (pending[$0]?.deadline ?? now) > now }) { continue }
+            let unchanged = Set(group.members.filter { pending[$0]?.hasEvent == false })
             for member in group.members { pending[member] = nil }
             groups[entry.group] = nil
-            due.append(Burst(names: group.members.sorted(), origins: group.origins))
+            due.append(Burst(names: group.members.sorted(), origins: group.origins, unchanged: unchanged))
         }
         if pending.isEmpty { sources.removeAll() }
         return due.sorted { $0.names[0] < $1.names[0] }
@@ -150,6 +159,9 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         guard pending.keys.contains(where: { KnownFiles.isSame($0, orBelow: from) })
             || groups.values.contains(where: { $0.origins.values.contains { moved($0) != $0 } })
         else { return }
+        // Names below `to` were gone before the move could land there (a directory is renamed
+        // only over an empty one): the names moving in take their places.
+        forget(below: to)
         pending = Dictionary(uniqueKeysWithValues: pending.map { (moved($0.key), $0.value) })
         for (id, group) in groups {
             groups[id] = Group(
@@ -158,6 +170,16 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         }
         alarms = Heap(alarms.unordered.map { Alarm(deadline: $0.deadline, path: moved($0.path)) })
         sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
+    }
+
+    /// Names at or below `directory` whose content a pending name came from by a rename.
+    func renameSources(below directory: String) -> [String] {
+        groups.values.flatMap { group in
+            group.origins.values.compactMap { origin -> String? in
+                guard case .name(let source) = origin, KnownFiles.isSame(source, orBelow: directory) else { return nil }
+                return source
+            }
+        }
     }
 
     /// Forgets every pending name at or below `directory`, as if no event had come for them.

@@ -65,6 +65,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// last moment the watcher was up to date as possibly unseen.
     static var changeTimeMargin: Int64 { 20_000_000 }
 
+    /// Settles put off in a row because events were still on their way.
+    private var settleDeferrals = 0
+    static var maxSettleDeferrals: Int { 200 }
+
     /// The agent's own writes, which are never reported.
     private let ownWrites: OwnWrites
     /// When the watcher last saw something deleted or renamed away (a `rm -rf` in progress shows
@@ -202,10 +206,20 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
             for file in files { settler.touch(file, at: now) }
         case .directoryMoved(let from, let to):
+            // A directory is renamed only over an empty one: files still known there are gone.
+            let gone = known.filesBelow(to).filter { !KnownFiles.isSame($0, orBelow: from) }
+            for file in gone { known.remove(file) }
+            if !gone.isEmpty { emit(gone.sorted().map { FileChange(.removed, $0) }) }
             known.moveDirectory(from: from, to: to)
             ownWrites.moveDirectory(from: from, to: to)
             settler.moveDirectory(from: from, to: to)
             emit([FileChange(.moved, to, from: from, isDirectory: true)])
+        case .directoryListed(let path, let files):
+            // Whatever settled while the move's event was on its way looked at the disk as it
+            // was after the move: what the listing and the known files disagree on gets a look.
+            let listed = Set(files)
+            let knownBelow = Set(known.filesBelow(path))
+            for file in listed.symmetricDifference(knownBelow) { settler.touch(file, at: now) }
         case .directoryIgnored(let path):
             let files = known.removeDirectory(path)
             settler.forget(below: path)
@@ -221,8 +235,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             reportRootRemoved()
         case .directoryRemoved(let path):
             lastRemovalSeen = now
+            // Files renamed out of it before it went are not gone: their renames settle as moves.
+            let renamedOut = settler.renameSources(below: path).filter(known.contains)
             let files = known.removeDirectory(path)
-            emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files)"])
+            for file in renamedOut { known.insert(file) }
+            emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files - renamedOut.count)"])
         case .overflow:
             logger.warning(
                 "overflow",
@@ -286,15 +303,26 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     private func settleDue() {
+        // Settling looks at the disk, which must not be ahead of the events taken in: a rename
+        // whose event is still on its way would make half of a swap or a chain look like an edit
+        // in place. Those events come first (a bounded number of times, for a tree never quiet).
+        if settleDeferrals < Self.maxSettleDeferrals, !eventsInFlight.isZero || inotify.hasUnreadEvents {
+            settleDeferrals += 1
+            settleTimer = (clock.now, nil)
+            inputContinuation.yield(.settleDue)
+            return
+        }
+        settleDeferrals = 0
         // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are
         // settled by it, not by one more timer.
         let now = clock.now.advanced(by: TimerWakeUp.slack)
-        var removedSomething = false
-        for burst in settler.takeDue(at: now) {
-            let changes = netChanges(of: burst)
-            removedSomething = removedSomething || changes.contains { $0.kind == .removed }
-            if !changes.isEmpty { emit(changes) }
-        }
+        // Bursts closing together go out together: a file renamed into a directory made a moment
+        // before shows as a removal in one burst and a creation in another (the rename's second
+        // half came before the new directory was watched), and buffers pair them by identity.
+        var changes: [FileChange] = []
+        for burst in settler.takeDue(at: now) { changes += netChanges(of: burst) }
+        if !changes.isEmpty { emit(changes) }
+        let removedSomething = changes.contains { $0.kind == .removed }
         // The kernel says nothing when a root that someone still holds (a shell's working
         // directory) is removed: its last entries going is the moment to look.
         if removedSomething { checkRoot() }
@@ -332,7 +360,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         }
         let destinations = Set(moves.map(\.to))
         for name in burst.names where !destinations.contains(name) {
-            if let change = classify(name, current: now[name]) { changes.append(change) }
+            guard let change = classify(name, current: now[name]) else { continue }
+            if change.kind == .modified, burst.unchanged.contains(name) { continue }
+            changes.append(change)
         }
         for change in changes where change.kind != .removed {
             if let fingerprint = now[change.path] { rememberReported(change.path, fingerprint) }

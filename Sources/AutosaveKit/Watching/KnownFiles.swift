@@ -45,6 +45,11 @@ struct KnownFiles {
     /// Every known file.
     var all: [String] { directories.keys.flatMap { files(in: $0) } }
 
+    /// Every known file at any depth below `directory`.
+    func filesBelow(_ directory: String) -> [String] {
+        directories.keys.filter { Self.isSame($0, orBelow: directory) }.flatMap { files(in: $0) }
+    }
+
     /// Forgets everything at or below `directory` and returns how many files that was.
     @discardableResult
     mutating func removeDirectory(_ directory: String) -> Int {

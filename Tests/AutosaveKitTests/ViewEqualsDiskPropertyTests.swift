@@ -1,0 +1,354 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import PropertyBased
+import Testing
+
+/// The watcher's view equals the disk: random sequences of what people and tools do to a tree
+/// (writes in place, appends, truncation, temp + rename, rename chains, swaps, away-and-back,
+/// renames over other files, deletions, hard links, directories made, renamed and removed),
+/// client edits and opens, and gaps shorter and longer than the settle window, on the real
+/// kernel. At every quiet point: the files the watcher knows are the files in the tree; nothing
+/// is pending; every clean buffer holds its file; every dirty buffer sits where the renames took
+/// its file, or a conflict line names it; no file exists that neither a tool nor a buffer put there.
+@Suite struct ViewEqualsDiskPropertyTests {
+    /// Each scenario: 5 to 40 steps, each an operation code.
+    static let scenarios = Gen.int(in: 0...100_000).array(of: 5...40)
+
+    /// CI: the same scenarios every run, from a fixed seed, half of them with `settleMs` 0.
+    /// `AUTOSAVE_VIEW_SCENARIO="1, 2, 3"` replays one scenario from a failure message (with
+    /// `AUTOSAVE_SCENARIO_LOGS=1` to print the agent's log).
+    @Test func theViewEqualsTheDiskAfterFixedScenarios() async throws {
+        if let replay = ProcessInfo.processInfo.environment["AUTOSAVE_VIEW_SCENARIO"] {
+            let steps = replay.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            try await TreeScenario.run(steps, label: "replayed scenario \(steps)")
+            return
+        }
+        var random = Xoshiro(seed: (0x7669_6577, 0x6571_7561, 0x6C73_6469, 0x736B_2121))
+        for index in 0..<Self.fixedScenarioCount {
+            let steps = Self.scenarios.run(using: &random)
+            try await TreeScenario.run(steps, label: "fixed scenario \(index): \(steps)")
+        }
+    }
+
+    /// How many fixed scenarios CI runs.
+    static var fixedScenarioCount: Int { 120 }
+
+    /// Exploration with fresh seeds; `AUTOSAVE_PROPERTY_CASES=500 swift test --filter ViewEqualsDisk`
+    /// searches longer.
+    @Test func theViewEqualsTheDiskAfterRandomScenarios() async {
+        let cases = ProcessInfo.processInfo.environment["AUTOSAVE_PROPERTY_CASES"].flatMap(Int.init) ?? 20
+        await propertyCheck(count: cases, input: Self.scenarios) { steps in
+            do {
+                try await TreeScenario.run(steps, label: "random scenario \(steps)")
+            } catch {
+                Issue.record("scenario failed to run: \(error)")
+            }
+        }
+    }
+}
+
+/// One random scenario, and a model of where tools put files and where buffers must be.
+final class TreeScenario: @unchecked Sendable {
+    // Touched only from the test's task, one step at a time.
+    let harness: WorkspaceHarness
+    let label: String
+    /// Files the tools' operations leave in the tree (the model of the file system).
+    var files: Set<String> = ["a.txt", "b.txt", "d/x.txt"]
+    /// Directories that exist (`""` is the root).
+    var directories: Set<String> = ["", "d"]
+    /// Where each buffer the test opened must be now (a buffer closed by the agent — clean and
+    /// removed, or renamed over — may be missing, never elsewhere), and whether the file it holds
+    /// is still the one at that name: a buffer follows its file through renames, but one whose
+    /// file was deleted or replaced stays at its name until the agent looked (a quiet point).
+    var buffers: [String: Holding] = [:]
+
+    /// What a buffer of the model holds, as far as following renames goes.
+    enum Holding {
+        /// The file at its name: it follows that file's renames.
+        case file
+        /// A file that was deleted or replaced since the agent last looked: nothing to follow.
+        case goneFile
+        /// No file ever (a new name): it follows only a rename of its folder, and only when no
+        /// folder of that name is back — which the model cannot tell, so it may be at either place.
+        case noFile
+    }
+    var step = 0
+    /// Log lines already looked at by a quiet point.
+    var logsChecked = 0
+    /// Whether a directory was made or moved in since the last quiet point.
+    var directoryAppeared = false
+
+    static let names = ["a.txt", "b.txt", "c.txt", "d/x.txt", "d/y.txt", "e/x.txt"]
+
+    init(harness: WorkspaceHarness, label: String) {
+        self.harness = harness
+        self.label = label
+    }
+
+    static func run(_ steps: [Int], label: String) async throws {
+        let noSettle = (steps.first ?? 0) % 2 == 1
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n", "b.txt": "b\n", "d/x.txt": "x\n"]) {
+            // Saves happen when a step asks for them, so which buffers are dirty is the steps' doing.
+            $0.autosave.delayMs = 3_600_000
+            $0.autosave.maxDelayMs = 3_600_000
+            if noSettle { $0.watch.settleMs = 0 }
+        }
+        let scenario = TreeScenario(harness: harness, label: label + (noSettle ? " (settleMs 0)" : ""))
+        for code in steps {
+            traceLine("\(label): op \(code)")
+            try await scenario.perform(code)
+        }
+        await scenario.checkQuietPoint(after: -1)
+        if ProcessInfo.processInfo.environment["AUTOSAVE_SCENARIO_LOGS"] != nil {
+            for log in harness.logs.elements { print("LOG", log) }
+        }
+        await harness.stop()
+    }
+
+    // MARK: - Operations
+
+    func text() -> String {
+        step += 1
+        return "version \(step)\n"
+    }
+
+    func perform(_ code: Int) async throws {
+        let name = Self.names[(code / 32) % Self.names.count]
+        let other = Self.names[(code / 256) % Self.names.count]
+        let project = harness.project
+        switch code % 32 {
+        case 0, 1:
+            try tool { try self.writeInPlace(name, self.text(), appending: false) }
+        case 2:
+            try tool { try self.writeInPlace(name, self.text(), appending: true) }
+        case 3:
+            try tool { guard self.files.contains(name) else { return }; truncate(project.url(name), 0) }
+        case 4, 5:
+            // As sed -i and most editors save: a temp name (ignored) renamed over the file.
+            try tool {
+                guard self.directories.contains(Self.parent(name)) else { return }
+                try Data(self.text().utf8).write(to: URL(fileURLWithPath: project.url(name + ".tmp~")))
+                try self.rename(name + ".tmp~", to: name)
+            }
+        case 6, 7, 8:
+            try tool { try self.rename(name, to: other) }
+        case 9:
+            // A swap through a third name, in one burst.
+            try tool {
+                guard name != other, self.files.contains(name), self.files.contains(other) else { return }
+                try self.rename(name, to: "swap.tmp")
+                try self.rename(other, to: name)
+                try self.rename("swap.tmp", to: other)
+            }
+        case 10:
+            // Away and back.
+            try tool {
+                guard self.files.contains(name) else { return }
+                try self.rename(name, to: "away.txt")
+                try self.rename("away.txt", to: name)
+            }
+        case 11:
+            try tool {
+                guard self.files.contains(name) else { return }
+                try project.remove(name)
+                self.files.remove(name)
+                self.detach(name)
+            }
+        case 12:
+            try tool {
+                guard self.files.contains(name), !self.files.contains(other),
+                    self.directories.contains(Self.parent(other)),
+                    link(project.url(name), project.url(other)) == 0
+                else { return }
+                self.files.insert(other)
+            }
+        case 13:
+            try tool {
+                let directory = name.hasPrefix("e/") ? "e" : "d"
+                guard !self.directories.contains(directory) else { return }
+                try FileManager.default.createDirectory(atPath: project.url(directory), withIntermediateDirectories: false)
+                self.directories.insert(directory)
+                self.directoryAppeared = true
+            }
+        case 14:
+            try tool {
+                let (from, to) = self.directories.contains("d") ? ("d", "e") : ("e", "d")
+                guard self.directories.contains(from), !self.directories.contains(to) else { return }
+                try self.rename(from, to: to, isDirectory: true)
+                self.directoryAppeared = true
+            }
+        case 15:
+            try tool {
+                let directory = name.hasPrefix("e/") ? "e" : "d"
+                guard self.directories.contains(directory) else { return }
+                try FileManager.default.removeItem(atPath: project.url(directory))
+                self.directories.remove(directory)
+                self.files = self.files.filter { Self.parent($0) != directory }
+                for path in self.buffers.keys where Self.parent(path) == directory { self.detach(path) }
+            }
+        case 16, 17, 18:
+            guard directories.contains(Self.parent(name)) else { return }
+            _ = try await harness.write(name, text())
+            openBuffer(name)
+        case 19:
+            guard directories.contains(Self.parent(name)) else { return }
+            _ = try await harness.workspace.open(name)
+            openBuffer(name)
+        case 20:
+            try? await harness.workspace.save([name])
+            // A new name saved has a file of its own from now on.
+            if buffers[name] == .noFile, harness.project.exists(name) {
+                buffers[name] = .file
+                files.insert(name)
+            }
+        case 21, 22:
+            await harness.workspace.watcherBarrier()
+            harness.clock.advance(by: harness.settle / 3)
+            try await harness.waitForQuietBuffers()
+        case 23, 24:
+            await harness.workspace.watcherBarrier()
+            harness.clock.advance(by: harness.settle * 2 + .milliseconds(1))
+            // The windows open before this closed, and buffers looked at their files again.
+            await harness.workspace.sync()
+            try await harness.waitForQuietBuffers()
+            for (path, holding) in buffers where holding == .goneFile && files.contains(path) { buffers[path] = .file }
+        case 25, 26:
+            await checkQuietPoint(after: code)
+        default:
+            // Several tool operations in a row, no time between them: the burst case.
+            break
+        }
+    }
+
+    /// Runs a tool's operation; one the real file system refuses (the name is gone, say) is skipped.
+    func tool(_ operation: () throws -> Void) throws {
+        do { try operation() } catch let error as CocoaError where [.fileNoSuchFile, .fileWriteNoPermission].contains(error.code) {}
+        catch let error as POSIXError where [.ENOENT, .ENOTDIR, .EEXIST, .ENOTEMPTY].contains(error.code) {}
+    }
+
+    func writeInPlace(_ name: String, _ text: String, appending: Bool) throws {
+        guard directories.contains(Self.parent(name)) else { return }
+        let fd = open(harness.project.url(name), O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC), 0o644)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        _ = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        files.insert(name)
+    }
+
+    /// `rename(2)`, and the model follows: the file (or directory) and the buffers on it move.
+    func rename(_ from: String, to: String, isDirectory: Bool = false) throws {
+        guard from != to, isDirectory || directories.contains(Self.parent(to)) else { return }
+        // Two names of one file: rename(2) leaves both as they are.
+        var source = stat()
+        var target = stat()
+        if lstat(harness.project.url(from), &source) == 0, lstat(harness.project.url(to), &target) == 0,
+            source.st_dev == target.st_dev, source.st_ino == target.st_ino
+        {
+            return
+        }
+        guard Glibc.rename(harness.project.url(from), harness.project.url(to)) == 0 else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        if isDirectory {
+            func moved(_ path: String) -> String { Self.parent(path) == from ? to + path.dropFirst(from.count) : path }
+            files = Set(files.map(moved))
+            // Buffers in the directory follow it, over any left at their new names.
+            // Buffers in the directory follow it, over any left at their new names (with no file
+            // there: the directory it lands on was empty); one that never had a file may also stay.
+            let inside = buffers.filter { Self.parent($0.key) == from }
+            buffers = buffers.filter { $0.value == .noFile || Self.parent($0.key) != from }
+                .merging(inside.map { (moved($0.key), $0.value) }) { _, moved in moved }
+            directories.remove(from)
+            directories.insert(to)
+            return
+        }
+        files.insert(to)
+        files.remove(from)
+        // A buffer follows its file, and replaces one open on the name it lands on; a buffer on a
+        // name renamed over by a file with no buffer stays, its own file gone.
+        if buffers[from] == .file {
+            buffers[from] = nil
+            buffers[to] = .file
+        } else {
+            detach(to)
+        }
+    }
+
+    /// A client opened `name` (by reading or writing it): its buffer holds the file there, if any.
+    func openBuffer(_ name: String) {
+        if buffers[name] == nil { buffers[name] = files.contains(name) ? .file : .noFile }
+    }
+
+    /// The file at `name` was deleted or replaced: a buffer there no longer holds it.
+    func detach(_ name: String) {
+        if buffers[name] == .file { buffers[name] = .goneFile }
+    }
+
+    static func parent(_ path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+    }
+
+    // MARK: - The property
+
+    /// Settles everything, then compares the agent's view with the tree and with the model.
+    func checkQuietPoint(after code: Int) async {
+        await harness.settleExternalChanges()
+        let context = "\(label) — after op \(code)"
+        let onDisk = treeFiles()
+        let known = await harness.workspace.knownFiles()
+        #expect(known == onDisk, "\(context): the watcher knows \(known.sorted()), the tree holds \(onDisk.sorted())")
+        let pending = await harness.workspace.watcherStatus().pendingChanges
+        #expect(pending == 0, "\(context): \(pending) names still pending")
+        let statuses = await harness.workspace.status()
+        // A buffer whose file is gone may have handed its edits to a conflict copy, saying so. And
+        // when a file was renamed and then deleted or replaced in one burst, or renamed into a
+        // directory made a moment before (the kernel reports such a rename only half: the new
+        // directory was not watched yet), nothing tells where it went: its buffer writes its own
+        // name again, saying so (`conflict kind=removed`).
+        let logs = harness.logs.elements
+        let lostTrack = directoryAppeared || buffers.values.contains(.goneFile)
+        let conflicts = Set(
+            logs.dropFirst(logsChecked).filter { log in
+                log.event == "conflict" && (log.fields["copy"] != nil || lostTrack && log.fields["kind"] == "removed")
+            }.compactMap { $0.fields["path"] })
+        logsChecked = logs.count
+        directoryAppeared = false
+        for status in statuses {
+            if status.isDirty, !conflicts.contains(status.path) {
+                #expect(
+                    buffers[status.path] != nil,
+                    "\(context): a dirty buffer is at \(status.path), but the renames took the buffers to \(buffers.keys.sorted())")
+            }
+            guard !status.isDirty else { continue }
+            let content = try? await harness.text(status.path)
+            let disk = try? harness.project.read(status.path)
+            #expect(content == disk, "\(context): clean buffer \(status.path) holds \(String(describing: content)), its file \(String(describing: disk))")
+        }
+        // Only the tools and the buffers put files in the tree (a dirty buffer writes its file again).
+        let expected = files.union(buffers.keys).union(statuses.map(\.path).filter(conflicts.contains))
+        for ghost in onDisk.subtracting(expected) {
+            let content = (try? harness.project.read(ghost)) ?? "?"
+            let open = statuses.map(\.path)
+            Issue.record("\(context): \(ghost) (\(content.debugDescription)) exists, but no tool made it and no buffer is there (buffers: \(open))")
+        }
+        // Buffers the agent closed are gone from the model too.
+        // The agent looked: every buffer now holds the file at its name, if there is one.
+        let open = Set(statuses.map(\.path))
+        buffers = Dictionary(uniqueKeysWithValues: open.map { ($0, onDisk.contains($0) ? .file : .noFile) })
+        // Dirty buffers write files back that the tools removed: the model catches up.
+        files = onDisk
+    }
+
+    /// The regular files and symlinks of the tree, outside the state dir.
+    func treeFiles() -> Set<String> {
+        let root = harness.project.path
+        let all = (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []
+        return Set(
+            all.filter { path in
+                guard !path.hasPrefix(".autosave") else { return false }
+                var status = stat()
+                return lstat(root + "/" + path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFDIR
+            })
+    }
+}
