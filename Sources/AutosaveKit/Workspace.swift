@@ -455,9 +455,10 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         await follow(moves)
         for change in burst {
             switch (change.kind, change.isDirectory) {
-            case (.moved, true): break
-            case (.removed, true):
-                for key in buffers.keys where KnownFiles.isSame(key, orBelow: change.path) {
+            case (.moved, true), (.removed, true):
+                // Buffers open below the new place, moved there or already there (on a name that
+                // had no file, or a file the folder brought along), look at what is there now.
+                for key in buffers.keys.sorted() where KnownFiles.isSame(key, orBelow: change.path) {
                     await reconcile(key)
                 }
             default:

@@ -24,18 +24,11 @@ public final class AgentProcess: Sendable {
         return ".build/debug/autosave"
     }
 
-    /// Starts `executable arguments…` (the agent binary by default) in `directory`, with `environment`
-    /// added to the test's own.
-    public init(
-        _ arguments: [String], executable: String = AgentProcess.binary, in directory: String? = nil,
-        environment: [String: String] = [:]
-    ) throws {
+    /// Starts `executable arguments…` (the agent binary by default) in `directory`.
+    public init(_ arguments: [String], executable: String = AgentProcess.binary, in directory: String? = nil) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let errors = Pipe()
         let output = Pipe()

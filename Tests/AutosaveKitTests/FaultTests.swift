@@ -46,7 +46,7 @@ import Testing
         _ = try await harness.write("sub/a.txt", "mine\n")
         try await harness.advance(by: harness.delay)
         // The file is gone: it is written again once a rename would have settled.
-        try await harness.advance(by: .milliseconds(2 * harness.configuration.watch.settleMs + 100))
+        try await harness.advance(until: "save-failed", path: "sub/a.txt")
         let failed = try await harness.logs.first(timeout: .seconds(20), "save-failed") { $0.event == "save-failed" }
         #expect(failed.fields["path"] == "sub/a.txt")
         await harness.settleExternalChanges()
@@ -78,8 +78,7 @@ import Testing
         #expect(try await harness.text("sub/a.txt") == "mine\n")
         try FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        try await harness.advance(by: .seconds(1))
-        try await harness.advance(by: .milliseconds(2 * harness.configuration.watch.settleMs + 100))
+        try await harness.advance(until: "saved", path: "sub/a.txt")
         _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" && $0.fields["path"] == "sub/a.txt" }
         #expect(try harness.project.read("sub/a.txt") == "mine\n")
         await harness.stop()

@@ -118,7 +118,7 @@ import Testing
         try harness.project.remove("a.txt")
         await harness.settleExternalChanges()
         #expect(!harness.project.exists("a.txt"), "not before a rename would have settled")
-        try await harness.advance(by: .milliseconds(2 * harness.configuration.watch.settleMs + 100))
+        try await harness.advance(until: "saved", path: "a.txt")
         _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
         #expect(try harness.project.read("a.txt") == "unsaved\n")
         #expect(harness.logged("conflict").first?.fields["kind"] == "removed")

@@ -32,12 +32,15 @@ import Testing
     }
 
     /// How many fixed scenarios CI runs.
-    static var fixedScenarioCount: Int { 120 }
+    static var fixedScenarioCount: Int { 300 }
 
-    /// Exploration with fresh seeds; `AUTOSAVE_PROPERTY_CASES=500 swift test --filter ViewEqualsDisk`
-    /// searches longer.
-    @Test func theViewEqualsTheDiskAfterRandomScenarios() async {
-        let cases = ProcessInfo.processInfo.environment["AUTOSAVE_PROPERTY_CASES"].flatMap(Int.init) ?? 20
+    /// Exploration with fresh seeds, on demand (`AUTOSAVE_PROPERTY_CASES=500 swift test --filter
+    /// ViewEqualsDisk`): a case it finds is replayed with `AUTOSAVE_VIEW_SCENARIO`, and becomes a
+    /// fixed regression test once understood. Not in CI, where a fresh case would fail an
+    /// unrelated change.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AUTOSAVE_PROPERTY_CASES"] != nil))
+    func theViewEqualsTheDiskAfterRandomScenarios() async {
+        let cases = ProcessInfo.processInfo.environment["AUTOSAVE_PROPERTY_CASES"].flatMap(Int.init) ?? 0
         await propertyCheck(count: cases, input: Self.scenarios) { steps in
             do {
                 try await TreeScenario.run(steps, label: "random scenario \(steps)")

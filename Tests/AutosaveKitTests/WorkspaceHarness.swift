@@ -67,6 +67,15 @@ final class WorkspaceHarness: Sendable {
         try await waitForQuietBuffers()
     }
 
+    /// Moves time on in steps of `step` until a log line `event` for `path` comes (at most `limit`
+    /// steps): for what a timer set by an earlier timer does, whose setting the test cannot see.
+    func advance(until event: String, path: String, step: Duration = .milliseconds(100), limit: Int = 50) async throws {
+        for _ in 0..<limit {
+            if logs.elements.contains(where: { $0.event == event && $0.fields["path"] == path }) { return }
+            try await advance(by: step)
+        }
+    }
+
     /// Waits until no buffer is saving and every due save has run.
     func waitForQuietBuffers() async throws {
         for _ in 0..<10_000 {

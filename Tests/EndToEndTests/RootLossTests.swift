@@ -12,7 +12,10 @@ import Testing
         let project = try TemporaryDirectory()
         try project.write("src/a.txt", "saved\n")
         try project.write("autosave.json", #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
-        let agent = try AgentProcess(["run", project.path], in: outside.path, environment: ["XDG_STATE_HOME": outside.path])
+        // env(1) sets the variable: Foundation's Process is left to pass the test's own environment.
+        let agent = try AgentProcess(
+            ["XDG_STATE_HOME=\(outside.path)", AgentProcess.binary, "run", project.path], executable: "/usr/bin/env",
+            in: outside.path)
         _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
         #expect(try await AgentProcess.client(["write", "src/a.txt"], in: project, stdin: "unsaved edit\n").status == 0)
         try FileManager.default.removeItem(atPath: project.path)
