@@ -463,7 +463,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 }
             default:
                 await reconcile(change.path)
-                if change.kind == .modified { await reconcileOtherLinks(of: change.path) }
+                if change.kind == .modified || change.kind == .created { await reconcileOtherLinks(of: change.path) }
             }
         }
         handledChanges += burst.count

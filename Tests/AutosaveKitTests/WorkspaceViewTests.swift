@@ -101,6 +101,22 @@ import Testing
         await harness.stop()
     }
 
+    /// Found by the property test: a link made and written through inside one window is reported
+    /// as `created`, and the buffer of the other name did not look again.
+    @Test func aNewHardLinkWrittenThroughAtOnceReachesTheBufferOfTheOther() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n"])
+        _ = try await harness.workspace.open("a.txt")
+        guard link(harness.project.url("a.txt"), harness.project.url("b.txt")) == 0 else { throw POSIXError(.EIO) }
+        let handle = try #require(FileHandle(forWritingAtPath: harness.project.url("b.txt")))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("through the new link\n".utf8))
+        try handle.close()
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("a.txt") == "through the new link\n")
+        await expectViewEqualsDisk(harness, ["a.txt", "b.txt"])
+        await harness.stop()
+    }
+
     /// A write in place through k2.txt never reloaded the clean buffer opened as k1.txt.
     @Test func aWriteThroughOneHardLinkReachesTheBufferOfTheOther() async throws {
         let harness = try await WorkspaceHarness(files: ["k1.txt": "old\n"])
