@@ -50,6 +50,12 @@ enum DirectoryListing {
         guard (status.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
     }
 
+    /// Who owns what is at `absolutePath` (not following a final symlink); nil when nothing is.
+    static func owner(of absolutePath: String) -> uid_t? {
+        var status = stat()
+        return lstat(absolutePath, &status) == 0 ? status.st_uid : nil
+    }
+
     /// A monotonic clock in milliseconds, for how long a scan took.
     static func monotonicMilliseconds() -> Double {
         var now = timespec()

@@ -294,8 +294,7 @@ enum PrivateCookies {
             let fields = entry.name.dropFirst("autosave-cookies-".count).split(separator: "-")
             guard fields.count == 2, let pid = pid_t(fields[0]), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let base = parent + "/" + entry.name
-            var status = stat()
-            guard lstat(base, &status) == 0, status.st_uid == getuid() else { continue }
+            guard DirectoryListing.owner(of: base) == getuid() else { continue }
             for watcher in (try? DirectoryListing.entries(of: base, statFiles: false)) ?? [] where watcher.isDirectory {
                 for cookie in (try? DirectoryListing.entries(of: base + "/" + watcher.name, statFiles: false)) ?? [] {
                     unlink(base + "/" + watcher.name + "/" + cookie.name)

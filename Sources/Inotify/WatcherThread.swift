@@ -189,8 +189,7 @@ final class WatcherThread: Sendable {
             while true {
                 attempt += 1
                 do throws(InotifyError) {
-                    var status = stat()
-                    guard stat(root, &status) == 0 else {
+                    guard access(root, F_OK) == 0 else {
                         throw InotifyError.controlDirectoryFailed(path: path, Errno(rawValue: errno))
                     }
                     try DirectoryWatcher.makeDirectories(path)

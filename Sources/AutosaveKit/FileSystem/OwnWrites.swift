@@ -40,6 +40,11 @@ public final class OwnWrites: Sendable {
         }
     }
 
+    /// Whether the agent left `path` in a state it still expects (written or deleted).
+    public func isRecorded(_ path: String) -> Bool {
+        expected.withLock { $0[path] != nil }
+    }
+
     /// Moves expectations below a renamed directory.
     public func moveDirectory(from: String, to: String) {
         expected.withLock { table in

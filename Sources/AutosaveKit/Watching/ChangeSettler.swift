@@ -100,6 +100,9 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             if let source = sources.removeValue(forKey: event.cookie), source.path != path {
                 join(source.path, path)
                 setOrigin(source.origin, of: path)
+            } else if let temp = event.renamedFromIgnored, IgnoreRules.isAgentTempName(temp) {
+                // The agent's own save of this name: the name's own content, not someone else's.
+                break
             } else {
                 setOrigin(.new, of: path)
             }

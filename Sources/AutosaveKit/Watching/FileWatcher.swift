@@ -346,8 +346,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         var moves: [(from: String, to: String)] = []
         var movedSources: Set<String> = []
         for name in burst.names {
+            // A source saved by the agent inside this very burst is not known yet, and is a file all the same.
             guard case .name(let source)? = burst.origins[name], source != name, now[name] != nil,
-                known.contains(source), movedSources.insert(source).inserted
+                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source).inserted
             else { continue }
             moves.append((source, name))
         }
