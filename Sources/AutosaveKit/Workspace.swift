@@ -451,7 +451,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 moves.append(Rename(from: from, to: change.path))
             }
         }
-        moves += await renamesSeenAsRemovalAndCreation(in: burst)
+        moves += await renamesFoundByIdentity(in: burst, besides: moves)
         await follow(moves)
         for change in burst {
             switch (change.kind, change.isDirectory) {
@@ -472,20 +472,26 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// Renames the kernel reported only half of: a buffer's file `removed` at one name and
-    /// `created` at another, the same file (device and inode) as the buffer's. Its buffer follows.
-    private func renamesSeenAsRemovalAndCreation(in burst: [FileChange]) async -> [Rename] {
-        let created = burst.filter { $0.kind == .created && !$0.isDirectory }.map(\.path)
-        guard !created.isEmpty else { return [] }
-        var moves: [Rename] = []
-        for change in burst where change.kind == .removed && !change.isDirectory {
-            guard let base = await buffers[change.path]?.fileIdentity else { continue }
-            let target = created.first { path in
-                Fingerprint.of(root + "/" + path).map { $0.device == base.device && $0.inode == base.inode } ?? false
-            }
-            if let target { moves.append(Rename(from: change.path, to: target)) }
+    /// Renames nobody reported for a buffer: its file left its name and turned up where the burst
+    /// created or moved a file — the same file, by its whole fingerprint. The kernel reports a rename
+    /// into a folder made a moment before only half (removed + created), and a file that reached
+    /// the buffer's name inside the burst (renamed over it, then on) was never the name's at its
+    /// start. The buffer follows its file.
+    private func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
+        let arrivals = burst.filter { ($0.kind == .created || $0.kind == .moved) && !$0.isDirectory }.map(\.path)
+        guard !arrivals.isEmpty else { return [] }
+        let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
+        let moving = Set(moves.map(\.from))
+        var found: [Rename] = []
+        // Only buffers whose name has no file any more can have lost it this way.
+        for key in buffers.keys.sorted() where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
+            // The whole fingerprint, not the inode alone: a file created where one was just deleted
+            // often gets its inode number.
+            guard let identity = await buffers[key]?.fileIdentity, let (path, _) = arrived.first(where: { $0.1 == identity })
+            else { continue }
+            found.append(Rename(from: key, to: path))
         }
-        return moves
+        return found
     }
 
     /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.

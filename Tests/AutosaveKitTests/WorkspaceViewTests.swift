@@ -131,6 +131,21 @@ import Testing
         await harness.stop()
     }
 
+    /// A buffer opened on a name with no file takes in a file renamed onto it, and from then on
+    /// follows that file.
+    @Test func aBufferOnANewNameTakesInAFileRenamedOntoItAndFollowsIt() async throws {
+        let harness = try await WorkspaceHarness(files: ["b.txt": "b\n", "d.txt": "d\n"])
+        _ = try await harness.workspace.open("c.txt")
+        try harness.project.rename("b.txt", "c.txt")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("c.txt") == "b\n")
+        try harness.project.rename("c.txt", "d.txt")
+        await harness.settleExternalChanges()
+        #expect(await harness.workspace.status().map(\.path) == ["d.txt"])
+        await expectViewEqualsDisk(harness, ["d.txt"])
+        await harness.stop()
+    }
+
     /// A write in place through k2.txt never reloaded the clean buffer opened as k1.txt.
     @Test func aWriteThroughOneHardLinkReachesTheBufferOfTheOther() async throws {
         let harness = try await WorkspaceHarness(files: ["k1.txt": "old\n"])

@@ -170,9 +170,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// file has found it: it waits no more, and its edits are again edits of that file.
     func move(to newPath: String) {
         path = newPath
-        if base == nil, let vanished, let there = Fingerprint.of(context.absolute(newPath)),
-            there.device == vanished.fingerprint.device, there.inode == vanished.fingerprint.inode
-        {
+        if base == nil, let vanished, Fingerprint.of(context.absolute(newPath)) == vanished.fingerprint {
             base = vanished
             schedule.cleaned()
             contentChanged()
