@@ -146,6 +146,32 @@ import Testing
         await harness.stop()
     }
 
+    /// A file appended to every 20 ms: its dirty buffer was saved only once the appends stopped
+    /// (each save found the file changed, merged, and waited a whole window again). Now it is
+    /// saved within `maxDelayMs` + `maxSettleMs`, the appends merged in.
+    @Test func aDirtyBufferOnABusyFileIsSavedWhileTheFileStaysBusy() async throws {
+        let harness = try await WorkspaceHarness(files: ["app.log": "header\nstarted\n---\n"]) {
+            $0.autosave.delayMs = 100
+            $0.autosave.maxDelayMs = 300
+            $0.watch.maxSettleMs = 200
+        }
+        _ = try await harness.write("app.log", "HEADER\nstarted\n---\n")
+        let appender = try #require(FileHandle(forWritingAtPath: harness.project.url("app.log")))
+        var elapsed = 0
+        while elapsed < 2000, !harness.logs.elements.contains(where: { $0.event == "saved" }) {
+            try appender.seekToEnd()
+            try appender.write(contentsOf: Data("line at \(elapsed) ms\n".utf8))
+            await harness.workspace.watcherBarrier()
+            try await harness.advance(by: .milliseconds(20))
+            elapsed += 20
+        }
+        try appender.close()
+        #expect(elapsed <= 300 + 200 + 40, "saved after \(elapsed) ms of appends")
+        let saved = try harness.project.read("app.log")
+        #expect(saved.hasPrefix("HEADER\nstarted\n---\nline at 0 ms\n"), "the edit and the appends before the save are both in: \(saved)")
+        await harness.stop()
+    }
+
     /// A write in place through k2.txt never reloaded the clean buffer opened as k1.txt.
     @Test func aWriteThroughOneHardLinkReachesTheBufferOfTheOther() async throws {
         let harness = try await WorkspaceHarness(files: ["k1.txt": "old\n"])
