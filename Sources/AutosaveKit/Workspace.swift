@@ -12,21 +12,21 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// The absolute state directory (socket, journal, conflict copies, lock).
     public nonisolated let stateDirectory: String
     /// `root` and a slash: what an absolute path inside the root starts with.
-    private let rootPrefix: String
-    private let configuration: ResolvedConfiguration
-    private var context: BufferContext<C>
-    private let watcher: FileWatcher<C>
-    private let broadcast: EventBroadcast
-    private let logger: Logger
-    private var buffers: [String: FileBuffer<C>] = [:]
+    let rootPrefix: String
+    let configuration: ResolvedConfiguration
+    var context: BufferContext<C>
+    let watcher: FileWatcher<C>
+    let broadcast: EventBroadcast
+    let logger: Logger
+    var buffers: [String: FileBuffer<C>] = [:]
     /// Changes taken from the watcher and handled, to let `sync()` wait for them.
-    private var handledChanges = 0
-    private var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var handledChanges = 0
+    var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var consumer: Task<Void, Never>?
     /// One element each time the state directory was deleted and the journal made again: the lock
     /// and the control socket, which live there too, must be made again by their owner.
     public nonisolated let stateDirectoryRecreations: AsyncStream<Void>
-    private let stateDirectoryRecreationsContinuation: AsyncStream<Void>.Continuation
+    let stateDirectoryRecreationsContinuation: AsyncStream<Void>.Continuation
 
     /// - Parameter _beforeCommit: fault injection for tests only (see `AtomicWriter`).
     public init(
@@ -116,103 +116,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Someone deleted the state directory while the agent ran: the journal is written again
-    /// with every unsaved edit (until then, edits lived only in the buffers), and the agent is told
-    /// to make its lock and socket again.
-    private func remakeStateDirectory(_ directory: String) async {
-        // A `rm -rf` of the whole project takes the state directory before the root: making it
-        // again meanwhile would make that removal fail. Wait until deletions stop, then only if
-        // the root is still there (its own removal is handled apart).
-        let clock = context.clock
-        let started = clock.now
-        while true {
-            try? await clock.sleep(for: Self.quietBeforeRemaking)
-            var status = stat()
-            guard lstat(root, &status) == 0 else {
-                await watcher.checkRoot()
-                return
-            }
-            guard let last = await watcher.lastRemovalSeen, last.duration(to: clock.now) < Self.quietBeforeRemaking,
-                started.duration(to: clock.now) < .seconds(10)
-            else { break }
-        }
-        logger.warning(
-            "state-dir-lost",
-            metadata: [
-                "path": "\(directory)", "error": "the state directory was deleted while the agent ran",
-                "next": "made it again: the journal is rewritten with every unsaved edit, the lock and the socket are made again",
-            ])
-        if let journal = context.journal {
-            do { try await journal.recreateIfDeleted() } catch {
-                logger.error(
-                    "journal-failed",
-                    metadata: ["error": "\(error)", "next": "unsaved edits are in the buffers and are saved as usual, but would not survive a crash"])
-            }
-        }
-        stateDirectoryRecreationsContinuation.yield()
-    }
-
     /// Whether the root was deleted while the agent ran (the agent then exits with status 1).
-    public private(set) var isRootRemoved = false
-
-    /// The root itself was deleted: no save can land. Every unsaved edit is written outside the
-    /// project (`OrphanedEdits`), each logged, and the agent stops without creating anything
-    /// where the root was.
-    private func orphanUnsavedEdits() async {
-        guard !isRootRemoved else { return }
-        isRootRemoved = true
-        let orphans = OrphanedEdits(root: root)
-        var kept = 0
-        var lost = 0
-        for key in buffers.keys.sorted() {
-            guard let buffer = buffers[key] else { continue }
-            await buffer.markClosed()
-            guard await buffer.isDirty, let content = await buffer.content else { continue }
-            do {
-                let copy = try await BlockingIO.run { () throws(WriteError) -> String in try orphans.keep(content, of: key) }
-                kept += 1
-                logger.error("orphaned", metadata: ["path": "\(key)", "copy": "\(copy)", "bytes": "\(content.count)"])
-            } catch {
-                lost += 1
-                logger.critical(
-                    "orphan-failed",
-                    metadata: ["path": "\(key)", "error": "\(error)", "next": "this unsaved edit is lost with the root"])
-            }
-        }
-        buffers.removeAll()
-        logger.error(
-            "root-removed",
-            metadata: [
-                "root": "\(root)", "error": "the project folder was deleted while the agent ran",
-                "orphaned": "\(kept)", "lost": "\(lost)",
-                "next": kept > 0 ? "unsaved edits are in \(orphans.directory); exiting with status 1" : "exiting with status 1",
-            ])
-        await watcher.stop()
-    }
-
-    /// How long nothing must be deleted before a lost state directory is made again.
-    static var quietBeforeRemaking: Duration { .milliseconds(300) }
+    public internal(set) var isRootRemoved = false
 
     /// Where the root went when it was renamed while the agent ran; this workspace then stops,
     /// and the agent starts a new one there with `unsavedEdits`.
-    public private(set) var movedRoot: String?
+    public internal(set) var movedRoot: String?
     /// The unsaved edits of every buffer when the root moved away (for the next workspace).
-    public private(set) var unsavedEdits: [JournalRecord] = []
-
-    /// The root was renamed: this workspace's paths all lead nowhere now. It takes every unsaved
-    /// edit out of its buffers, saves nothing, and stops; the journal moved with the state
-    /// directory, so a crash meanwhile loses nothing either.
-    private func handOver(movedTo path: String) async {
-        guard movedRoot == nil, !isRootRemoved else { return }
-        movedRoot = path
-        for key in buffers.keys.sorted() {
-            guard let buffer = buffers[key] else { continue }
-            await buffer.markClosed()
-            if await buffer.isDirty { unsavedEdits.append(await buffer.journalRecord()) }
-        }
-        buffers.removeAll()
-        await watcher.stop()
-    }
+    public internal(set) var unsavedEdits: [JournalRecord] = []
 
     /// Runs the watcher until `shutdown()`.
     public func run() async {
@@ -436,126 +347,6 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return buffer
     }
 
-    /// Takes one settled burst: buffers follow its renames all at once (a swap moves both), then
-    /// each buffer it concerns is reconciled with its file.
-    private func handle(_ burst: [FileChange]) async {
-        for change in burst { broadcast.emit(.externalChange(change)) }
-        var moves: [Rename] = []
-        for change in burst where change.kind == .moved {
-            let from = change.from ?? ""
-            if change.isDirectory {
-                for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
-                    moves.append(Rename(from: key, to: change.path + key.dropFirst(from.count), directory: from))
-                }
-            } else {
-                moves.append(Rename(from: from, to: change.path))
-            }
-        }
-        moves += await renamesFoundByIdentity(in: burst, besides: moves)
-        await follow(moves)
-        for change in burst {
-            switch (change.kind, change.isDirectory) {
-            case (.moved, true), (.removed, true):
-                // Buffers open below the new place, moved there or already there (on a name that
-                // had no file, or a file the folder brought along), look at what is there now.
-                for key in buffers.keys.sorted() where KnownFiles.isSame(key, orBelow: change.path) {
-                    await reconcile(key)
-                }
-            default:
-                await reconcile(change.path)
-                if change.kind == .modified || change.kind == .created { await reconcileOtherLinks(of: change.path) }
-            }
-        }
-        handledChanges += burst.count
-        let ready = handledWaiters.filter { $0.count <= handledChanges }
-        handledWaiters.removeAll { $0.count <= handledChanges }
-        for waiter in ready { waiter.continuation.resume() }
-    }
-
-    /// Renames nobody reported for a buffer: its file left its name and turned up where the burst
-    /// created or moved a file — the same file, by its whole fingerprint. The kernel reports a rename
-    /// into a folder made a moment before only half (removed + created), and a file that reached
-    /// the buffer's name inside the burst (renamed over it, then on) was never the name's at its
-    /// start. The buffer follows its file.
-    private func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
-        let arrivals = burst.filter { ($0.kind == .created || $0.kind == .moved) && !$0.isDirectory }.map(\.path)
-        guard !arrivals.isEmpty else { return [] }
-        let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
-        let moving = Set(moves.map(\.from))
-        var found: [Rename] = []
-        // Only buffers whose name has no file any more can have lost it this way.
-        for key in buffers.keys.sorted() where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
-            // The whole fingerprint, not the inode alone: a file created where one was just deleted
-            // often gets its inode number.
-            guard let identity = await buffers[key]?.fileIdentity, let (path, _) = arrived.first(where: { $0.1 == identity })
-            else { continue }
-            found.append(Rename(from: key, to: path))
-        }
-        return found
-    }
-
-    /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.
-    struct Rename {
-        var from: String
-        var to: String
-        var directory: String? = nil
-    }
-
-    /// Moves the buffers of renamed files to their new names, all renames of a burst at once.
-    ///
-    /// A buffer follows only if its file went: one opened on the name after the rename (inside the
-    /// settle window) has its own file still there, or none, and stays.
-    private func follow(_ moves: [Rename]) async {
-        var candidates: [(Rename, FileBuffer<C>)] = []
-        for move in moves {
-            guard let buffer = buffers[move.from] else { continue }
-            if let base = await buffer.fileIdentity {
-                if let there = Fingerprint.of(root + "/" + move.from), there.device == base.device, there.inode == base.inode {
-                    continue
-                }
-            } else {
-                // A buffer with no file of its own (a new name, never saved) follows only its
-                // folder, and only when no folder of that name is back (one it may belong to).
-                guard let directory = move.directory, Fingerprint.of(root + "/" + directory) == nil else { continue }
-            }
-            candidates.append((move, buffer))
-        }
-        // The map changes with no await in between, so no request ever finds neither buffer;
-        // every source leaves before any destination is taken, so a swap or a cycle loses no one.
-        let moving = candidates.filter { buffers[$0.0.from] === $0.1 }
-        for (move, _) in moving { buffers[move.from] = nil }
-        var replaced: [FileBuffer<C>] = []
-        for (move, buffer) in moving {
-            if let previous = buffers[move.to] { replaced.append(previous) }
-            buffers[move.to] = buffer
-        }
-        for (move, buffer) in moving {
-            await buffer.move(to: move.to)
-            if let journal = context.journal, await buffer.isDirty {
-                // Unsaved edits now belong to the new name, also after a crash.
-                let record = await buffer.journalRecord()
-                try? await journal.append(record)
-                try? await journal.markSaved(move.from, revision: record.revision)
-            }
-            logger.info("moved", metadata: ["from": "\(move.from)", "to": "\(move.to)"])
-            broadcast.emit(.moved(from: move.from, to: move.to))
-        }
-        // A rename went over another open file: its unsaved edits go to a conflict copy.
-        for buffer in replaced { await buffer.closeReplaced() }
-    }
-
-    /// A file written through one of its hard links changed under every other name too, and the
-    /// kernel reports the name written through only: buffers open on the other names look again.
-    private func reconcileOtherLinks(of path: String) async {
-        guard let changed = Fingerprint.of(root + "/" + path), changed.links > 1 else { return }
-        for key in buffers.keys.sorted() where key != path {
-            guard let base = await buffers[key]?.base?.fingerprint,
-                base.device == changed.device, base.inode == changed.inode
-            else { continue }
-            await reconcile(key)
-        }
-    }
-
     /// Temp files of a save a crash interrupted: never renamed into place, so never anyone's
     /// data (the edit itself is in the buffer or the journal). One agent per root, so none is live.
     private func removeLeftoverTempFiles(_ paths: [String]) {
@@ -593,16 +384,6 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         if let journal = context.journal, await !buffer.isDirty {
             try? await journal.markSaved(path, revision: record.revision)
         }
-    }
-
-    private func reconcileAll() async {
-        for key in buffers.keys.sorted() { await reconcile(key) }
-    }
-
-    private func reconcile(_ path: String) async {
-        guard let buffer = buffers[path] else { return }
-        await buffer.reconcileWithDisk()
-        if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }
     }
 
     /// A path relative to the root, checked: inside the root, not in `.git/` or the state dir.

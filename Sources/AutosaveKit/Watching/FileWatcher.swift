@@ -16,7 +16,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// One element per finished rescan (after an overflow, or of unwatched directories): events
     /// may have been lost, so whoever holds state about files should compare it with the disk.
     public nonisolated let rescans: AsyncStream<Void>
-    private let rescansContinuation: AsyncStream<Void>.Continuation
+    let rescansContinuation: AsyncStream<Void>.Continuation
     /// One element each time the state directory was found deleted (the watcher already made its
     /// own part of it again); the owner of the journal, lock and socket makes theirs.
     public nonisolated let stateDirectoryLosses: AsyncStream<String>
@@ -24,13 +24,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// One element, then the end, if the root itself is renamed or deleted: nothing can be saved
     /// at its old path any more.
     public nonisolated let rootChanges: AsyncStream<RootChange>
-    private let rootChangesContinuation: AsyncStream<RootChange>.Continuation
+    let rootChangesContinuation: AsyncStream<RootChange>.Continuation
     /// Everything the agent watches and ignores is decided by these rules.
     public nonisolated let rules: IgnoreRules
 
-    private let configuration: ResolvedConfiguration
+    let configuration: ResolvedConfiguration
     private let clock: C
-    private let logger: Logger
+    let logger: Logger
     private let inotify: DirectoryWatcher
     private let changesContinuation: AsyncStream<[FileChange]>.Continuation
     private let inputs: AsyncStream<Input>
@@ -38,16 +38,21 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Events the watcher thread has handed over that `run()` has not taken in yet.
     private let eventsInFlight: EventCount
 
-    private var settler: ChangeSettler<C.Instant>
-    private var known = KnownFiles([String]())
+    var settler: ChangeSettler<C.Instant>
+    var known = KnownFiles([String]())
     private var barrierWaiters: [UInt64: CheckedContinuation<C.Instant?, Never>] = [:]
     /// Every window with a deadline up to this instant has been settled.
     private var settledThrough: C.Instant?
     private var settledWaiters: [(deadline: C.Instant, continuation: CheckedContinuation<Void, Never>)] = []
     /// The settling to come: a timer, or (task nil) a `.settleDue` already queued because it was due.
     private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>?)?
-    private var rescanTimer: Task<Void, Never>?
+    var rescanTimer: Task<Void, Never>?
     private var isStopped = false
+    /// The change time of what was reported last per name, so that a rescan after an overflow
+    /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
+    var reportedChangeTimes: [String: Int64] = [:]
+    /// The root, held open: it says whether the root still exists wherever it is now.
+    var rootDescriptor: CInt = -1
 
     private enum Input: Sendable {
         /// An event and when the watcher thread read it: its settle window starts then, not
@@ -70,7 +75,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     static var maxSettleDeferrals: Int { 200 }
 
     /// The agent's own writes, which are never reported.
-    private let ownWrites: OwnWrites
+    let ownWrites: OwnWrites
     /// When the watcher last saw something deleted or renamed away (a `rm -rf` in progress shows
     /// as a stream of these).
     public private(set) var lastRemovalSeen: C.Instant?
@@ -179,7 +184,6 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
     public nonisolated func _stallReader() -> ReaderStall { inotify._stallReader() }
-
 
     /// The watcher's figures for `status`.
     public var status: WatcherStatus {
@@ -337,130 +341,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// What a settled burst did, net: the renames that moved content from one known name to
-    /// another (applied to the known files together, so a swap or a chain is one step), then one
-    /// change for each other name whose state differs from what was known.
-    private func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
-        var now: [String: Fingerprint] = [:]
-        for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
-        var moves: [(from: String, to: String)] = []
-        var movedSources: Set<String> = []
-        for name in burst.names {
-            // A source saved by the agent inside this very burst is not known yet, and is a file all the same.
-            guard case .name(let source)? = burst.origins[name], source != name, now[name] != nil,
-                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source).inserted
-            else { continue }
-            moves.append((source, name))
-        }
-        for move in moves { known.remove(move.from) }
-        var changes: [FileChange] = []
-        for move in moves {
-            known.insert(move.to)
-            ownWrites.forget(move.from)
-            changes.append(FileChange(.moved, move.to, from: move.from))
-        }
-        let destinations = Set(moves.map(\.to))
-        for name in burst.names where !destinations.contains(name) {
-            guard let change = classify(name, current: now[name]) else { continue }
-            if change.kind == .modified, burst.unchanged.contains(name) { continue }
-            changes.append(change)
-        }
-        for change in changes where change.kind != .removed {
-            if let fingerprint = now[change.path] { rememberReported(change.path, fingerprint) }
-        }
-        return changes
-    }
-
-    /// The change of one name, comparing what was known with what is there now.
-    private func classify(_ path: String, current: Fingerprint?) -> FileChange? {
-        let existedBefore = known.contains(path)
-        if ownWrites.isOwn(path, current: current) {
-            if current == nil { known.remove(path) } else { known.insert(path) }
-            logger.trace("own-write", metadata: ["path": "\(path)"])
-            return nil
-        }
-        switch (existedBefore, current != nil) {
-        case (true, true): return FileChange(.modified, path)
-        case (false, true):
-            known.insert(path)
-            return FileChange(.created, path)
-        case (true, false):
-            known.remove(path)
-            return FileChange(.removed, path)
-        case (false, false): return nil
-        }
-    }
-
-    /// The change time of what was reported last per name, so that a rescan after an overflow
-    /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
-    private var reportedChangeTimes: [String: Int64] = [:]
-
-    private func rememberReported(_ path: String, _ fingerprint: Fingerprint) {
-        if reportedChangeTimes.count >= 4096 {
-            let newest = reportedChangeTimes.values.max() ?? 0
-            reportedChangeTimes = reportedChangeTimes.filter { $0.value > newest - 5_000_000_000 }
-            if reportedChangeTimes.count >= 4096 { reportedChangeTimes.removeAll() }
-        }
-        reportedChangeTimes[path] = fingerprint.changed
-    }
-
-    /// Whether a rescan's candidate is something the watcher already reported or made itself.
-    private func isAlreadyAccountedFor(_ path: String) -> Bool {
-        let current = Fingerprint.of(configuration.root + "/" + path)
-        if let current, reportedChangeTimes[path] == current.changed { return true }
-        return ownWrites.isOwn(path, current: current)
-    }
-
-    private func applyRescan(_ scan: DirectoryScan) {
-        let threshold = scan.unseenSince.map { $0 - Self.changeTimeMargin }
-        var counts: [FileChange.Kind: Int] = [:]
-        var scanned = Set<String>()
-        var changes: [FileChange] = []
-        func report(_ change: FileChange) {
-            counts[change.kind, default: 0] += 1
-            changes.append(change)
-        }
-        for file in scan.files {
-            scanned.insert(file.path)
-            guard !settler.isPending(file.path) else { continue }
-            if !known.contains(file.path) {
-                known.insert(file.path)
-                report(FileChange(.created, file.path))
-            } else if let threshold, let changed = file.changeTime, changed >= threshold,
-                !isAlreadyAccountedFor(file.path)
-            {
-                report(FileChange(.modified, file.path))
-            }
-        }
-        let inScope: [String]
-        if scan.isRecursive {
-            inScope = known.all.filter { path in scan.scope.contains { KnownFiles.isSame(path, orBelow: $0) } }
-        } else {
-            inScope = scan.scope.flatMap { known.files(in: $0) }
-        }
-        for path in inScope.sorted() where !scanned.contains(path) && !settler.isPending(path) {
-            known.remove(path)
-            report(FileChange(.removed, path))
-        }
-        reportedChangeTimes.removeAll()
-        if !changes.isEmpty { emit(changes) }
-        logger.notice(
-            "rescan",
-            metadata: [
-                "scope": "\(scan.isRecursive && scan.scope == [""] ? "all" : scan.scope.joined(separator: ","))",
-                "dirs": "\(scan.directories)", "watches": "\(scan.watches)", "unwatched": "\(scan.unwatched.count)",
-                "files": "\(scan.fileCount)", "created": "\(counts[.created, default: 0])",
-                "modified": "\(counts[.modified, default: 0])", "removed": "\(counts[.removed, default: 0])",
-                "ms": "\(Self.rounded(scan.milliseconds))",
-            ])
-        if scan.unwatched.isEmpty {
-            rescanTimer?.cancel()
-            rescanTimer = nil
-        }
-        rescansContinuation.yield()
-    }
-
-    private func emit(_ changes: [FileChange], extra: Logger.Metadata = [:]) {
+    func emit(_ changes: [FileChange], extra: Logger.Metadata = [:]) {
         for change in changes {
             var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
             if let from = change.from { fields["from"] = "\(from)" }
@@ -528,39 +409,6 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         stateDirectoryLossesContinuation.finish()
         rootChangesContinuation.finish()
         inputContinuation.finish()
-    }
-
-    /// The root, held open: it says whether the root still exists wherever it is now.
-    private var rootDescriptor: CInt = -1
-
-    /// Whether the root directory was removed (an open directory removed has no links left).
-    private var isRootRemoved: Bool {
-        var status = stat()
-        if rootDescriptor >= 0, fstat(rootDescriptor, &status) == 0 { return status.st_nlink == 0 }
-        return lstat(configuration.root, &status) != 0
-    }
-
-    /// Looks whether the root is still there; reports its removal once if not.
-    public func checkRoot() {
-        if isRootRemoved { reportRootRemoved() }
-    }
-
-    private func reportRootRemoved() {
-        rootChangesContinuation.yield(.removed)
-        rootChangesContinuation.finish()
-    }
-
-    /// The root was renamed: where it is now, from the descriptor held on it.
-    private func reportRootMoved() {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/fd/\(rootDescriptor)", &buffer, buffer.count - 1)
-        let target = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        guard target.hasPrefix("/"), !target.hasSuffix(" (deleted)"), !isRootRemoved else {
-            reportRootRemoved()
-            return
-        }
-        rootChangesContinuation.yield(.moved(to: target))
-        rootChangesContinuation.finish()
     }
 
     static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }

@@ -1,0 +1,126 @@
+import Glibc
+import Inotify
+import Logging
+
+/// What a settled burst, or a rescan after lost events, did to the tree: the changes to report,
+/// worked out against the files the watcher knows and what is on disk now.
+extension FileWatcher {
+    /// What a settled burst did, net: the renames that moved content from one known name to
+    /// another (applied to the known files together, so a swap or a chain is one step), then one
+    /// change for each other name whose state differs from what was known.
+    func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
+        var now: [String: Fingerprint] = [:]
+        for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
+        var moves: [(from: String, to: String)] = []
+        var movedSources: Set<String> = []
+        for name in burst.names {
+            // A source saved by the agent inside this very burst is not known yet, and is a file all the same.
+            guard case .name(let source)? = burst.origins[name], source != name, now[name] != nil,
+                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source).inserted
+            else { continue }
+            moves.append((source, name))
+        }
+        for move in moves { known.remove(move.from) }
+        var changes: [FileChange] = []
+        for move in moves {
+            known.insert(move.to)
+            ownWrites.forget(move.from)
+            changes.append(FileChange(.moved, move.to, from: move.from))
+        }
+        let destinations = Set(moves.map(\.to))
+        for name in burst.names where !destinations.contains(name) {
+            guard let change = classify(name, current: now[name]) else { continue }
+            if change.kind == .modified, burst.unchanged.contains(name) { continue }
+            changes.append(change)
+        }
+        for change in changes where change.kind != .removed {
+            if let fingerprint = now[change.path] { rememberReported(change.path, fingerprint) }
+        }
+        return changes
+    }
+
+    /// The change of one name, comparing what was known with what is there now.
+    func classify(_ path: String, current: Fingerprint?) -> FileChange? {
+        let existedBefore = known.contains(path)
+        if ownWrites.isOwn(path, current: current) {
+            if current == nil { known.remove(path) } else { known.insert(path) }
+            logger.trace("own-write", metadata: ["path": "\(path)"])
+            return nil
+        }
+        switch (existedBefore, current != nil) {
+        case (true, true): return FileChange(.modified, path)
+        case (false, true):
+            known.insert(path)
+            return FileChange(.created, path)
+        case (true, false):
+            known.remove(path)
+            return FileChange(.removed, path)
+        case (false, false): return nil
+        }
+    }
+
+    func rememberReported(_ path: String, _ fingerprint: Fingerprint) {
+        if reportedChangeTimes.count >= 4096 {
+            let newest = reportedChangeTimes.values.max() ?? 0
+            reportedChangeTimes = reportedChangeTimes.filter { $0.value > newest - 5_000_000_000 }
+            if reportedChangeTimes.count >= 4096 { reportedChangeTimes.removeAll() }
+        }
+        reportedChangeTimes[path] = fingerprint.changed
+    }
+
+    /// Whether a rescan's candidate is something the watcher already reported or made itself.
+    func isAlreadyAccountedFor(_ path: String) -> Bool {
+        let current = Fingerprint.of(configuration.root + "/" + path)
+        if let current, reportedChangeTimes[path] == current.changed { return true }
+        return ownWrites.isOwn(path, current: current)
+    }
+
+    func applyRescan(_ scan: DirectoryScan) {
+        let threshold = scan.unseenSince.map { $0 - Self.changeTimeMargin }
+        var counts: [FileChange.Kind: Int] = [:]
+        var scanned = Set<String>()
+        var changes: [FileChange] = []
+        func report(_ change: FileChange) {
+            counts[change.kind, default: 0] += 1
+            changes.append(change)
+        }
+        for file in scan.files {
+            scanned.insert(file.path)
+            guard !settler.isPending(file.path) else { continue }
+            if !known.contains(file.path) {
+                known.insert(file.path)
+                report(FileChange(.created, file.path))
+            } else if let threshold, let changed = file.changeTime, changed >= threshold,
+                !isAlreadyAccountedFor(file.path)
+            {
+                report(FileChange(.modified, file.path))
+            }
+        }
+        let inScope: [String]
+        if scan.isRecursive {
+            inScope = known.all.filter { path in scan.scope.contains { KnownFiles.isSame(path, orBelow: $0) } }
+        } else {
+            inScope = scan.scope.flatMap { known.files(in: $0) }
+        }
+        for path in inScope.sorted() where !scanned.contains(path) && !settler.isPending(path) {
+            known.remove(path)
+            report(FileChange(.removed, path))
+        }
+        reportedChangeTimes.removeAll()
+        if !changes.isEmpty { emit(changes) }
+        logger.notice(
+            "rescan",
+            metadata: [
+                "scope": "\(scan.isRecursive && scan.scope == [""] ? "all" : scan.scope.joined(separator: ","))",
+                "dirs": "\(scan.directories)", "watches": "\(scan.watches)", "unwatched": "\(scan.unwatched.count)",
+                "files": "\(scan.fileCount)", "created": "\(counts[.created, default: 0])",
+                "modified": "\(counts[.modified, default: 0])", "removed": "\(counts[.removed, default: 0])",
+                "ms": "\(Self.rounded(scan.milliseconds))",
+            ])
+        if scan.unwatched.isEmpty {
+            rescanTimer?.cancel()
+            rescanTimer = nil
+        }
+        rescansContinuation.yield()
+    }
+}

@@ -1,0 +1,136 @@
+import Inotify
+import Logging
+
+/// How settled external changes reach the buffers: renames followed (all of a burst's at once,
+/// and by identity where the kernel said too little), then each buffer concerned reconciled.
+extension Workspace {
+    /// Takes one settled burst: buffers follow its renames all at once (a swap moves both), then
+    /// each buffer it concerns is reconciled with its file.
+    func handle(_ burst: [FileChange]) async {
+        for change in burst { broadcast.emit(.externalChange(change)) }
+        var moves: [Rename] = []
+        for change in burst where change.kind == .moved {
+            let from = change.from ?? ""
+            if change.isDirectory {
+                for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
+                    moves.append(Rename(from: key, to: change.path + key.dropFirst(from.count), directory: from))
+                }
+            } else {
+                moves.append(Rename(from: from, to: change.path))
+            }
+        }
+        moves += await renamesFoundByIdentity(in: burst, besides: moves)
+        await follow(moves)
+        for change in burst {
+            switch (change.kind, change.isDirectory) {
+            case (.moved, true), (.removed, true):
+                // Buffers open below the new place, moved there or already there (on a name that
+                // had no file, or a file the folder brought along), look at what is there now.
+                for key in buffers.keys.sorted() where KnownFiles.isSame(key, orBelow: change.path) {
+                    await reconcile(key)
+                }
+            default:
+                await reconcile(change.path)
+                if change.kind == .modified || change.kind == .created { await reconcileOtherLinks(of: change.path) }
+            }
+        }
+        handledChanges += burst.count
+        let ready = handledWaiters.filter { $0.count <= handledChanges }
+        handledWaiters.removeAll { $0.count <= handledChanges }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Renames nobody reported for a buffer: its file left its name and turned up where the burst
+    /// created or moved a file — the same file, by its whole fingerprint. The kernel reports a rename
+    /// into a folder made a moment before only half (removed + created), and a file that reached
+    /// the buffer's name inside the burst (renamed over it, then on) was never the name's at its
+    /// start. The buffer follows its file.
+    func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
+        let arrivals = burst.filter { ($0.kind == .created || $0.kind == .moved) && !$0.isDirectory }.map(\.path)
+        guard !arrivals.isEmpty else { return [] }
+        let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
+        let moving = Set(moves.map(\.from))
+        var found: [Rename] = []
+        // Only buffers whose name has no file any more can have lost it this way.
+        for key in buffers.keys.sorted() where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
+            // The whole fingerprint, not the inode alone: a file created where one was just deleted
+            // often gets its inode number.
+            guard let identity = await buffers[key]?.fileIdentity, let (path, _) = arrived.first(where: { $0.1 == identity })
+            else { continue }
+            found.append(Rename(from: key, to: path))
+        }
+        return found
+    }
+
+    /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.
+    struct Rename {
+        var from: String
+        var to: String
+        var directory: String? = nil
+    }
+
+    /// Moves the buffers of renamed files to their new names, all renames of a burst at once.
+    ///
+    /// A buffer follows only if its file went: one opened on the name after the rename (inside the
+    /// settle window) has its own file still there, or none, and stays.
+    func follow(_ moves: [Rename]) async {
+        var candidates: [(Rename, FileBuffer<C>)] = []
+        for move in moves {
+            guard let buffer = buffers[move.from] else { continue }
+            if let base = await buffer.fileIdentity {
+                if let there = Fingerprint.of(root + "/" + move.from), there.device == base.device, there.inode == base.inode {
+                    continue
+                }
+            } else {
+                // A buffer with no file of its own (a new name, never saved) follows only its
+                // folder, and only when no folder of that name is back (one it may belong to).
+                guard let directory = move.directory, Fingerprint.of(root + "/" + directory) == nil else { continue }
+            }
+            candidates.append((move, buffer))
+        }
+        // The map changes with no await in between, so no request ever finds neither buffer;
+        // every source leaves before any destination is taken, so a swap or a cycle loses no one.
+        let moving = candidates.filter { buffers[$0.0.from] === $0.1 }
+        for (move, _) in moving { buffers[move.from] = nil }
+        var replaced: [FileBuffer<C>] = []
+        for (move, buffer) in moving {
+            if let previous = buffers[move.to] { replaced.append(previous) }
+            buffers[move.to] = buffer
+        }
+        for (move, buffer) in moving {
+            await buffer.move(to: move.to)
+            if let journal = context.journal, await buffer.isDirty {
+                // Unsaved edits now belong to the new name, also after a crash.
+                let record = await buffer.journalRecord()
+                try? await journal.append(record)
+                try? await journal.markSaved(move.from, revision: record.revision)
+            }
+            logger.info("moved", metadata: ["from": "\(move.from)", "to": "\(move.to)"])
+            broadcast.emit(.moved(from: move.from, to: move.to))
+        }
+        // A rename went over another open file: its unsaved edits go to a conflict copy.
+        for buffer in replaced { await buffer.closeReplaced() }
+    }
+
+    /// A file written through one of its hard links changed under every other name too, and the
+    /// kernel reports the name written through only: buffers open on the other names look again.
+    func reconcileOtherLinks(of path: String) async {
+        guard let changed = Fingerprint.of(root + "/" + path), changed.links > 1 else { return }
+        for key in buffers.keys.sorted() where key != path {
+            guard let base = await buffers[key]?.base?.fingerprint,
+                base.device == changed.device, base.inode == changed.inode
+            else { continue }
+            await reconcile(key)
+        }
+    }
+
+    func reconcileAll() async {
+        for key in buffers.keys.sorted() { await reconcile(key) }
+    }
+
+    func reconcile(_ path: String) async {
+        guard let buffer = buffers[path] else { return }
+        await buffer.reconcileWithDisk()
+        if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }
+    }
+}
