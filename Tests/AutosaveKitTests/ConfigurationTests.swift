@@ -200,11 +200,33 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     @Test func theConfiguredRootIsRelativeToTheFile() throws {
         let project = try TemporaryDirectory()
         try project.makeDirectory("code")
-        try project.write("etc/autosave.json", "{\"root\": \"../code\", \"stateDir\": \"/tmp/state-x\"}")
+        try project.write("etc/autosave.json", "{\"root\": \"../code\", \"stateDir\": \"var/state\"}")
         let resolved = try ResolvedConfiguration.load(directory: nil, configFile: "etc/autosave.json", currentDirectory: project.path)
         #expect(resolved.root == project.path + "/code")
-        #expect(resolved.stateDirectory == "/tmp/state-x")
-        #expect(resolved.stateDirectoryInsideRoot == nil)
+        #expect(resolved.stateDirectory == project.path + "/code/var/state", "the state dir is relative to the root")
+        #expect(resolved.stateDirectoryInsideRoot == "var/state")
+    }
+
+    /// `"stateDir": "."` put the lock and the journal among the project's files, and the agent
+    /// reported its own socket.
+    @Test func aStateDirThatIsNotAFolderInsideTheRootIsRefused() throws {
+        let project = try TemporaryDirectory()
+        for value in [".", "..", "/tmp", "../elsewhere", "sub/../."] {
+            try project.write("autosave.json", "{\"stateDir\": \"\(value)\"}")
+            do {
+                _ = try ResolvedConfiguration.load(directory: project.path, configFile: nil)
+                Issue.record("stateDir \(value) was accepted")
+            } catch {
+                guard case .invalid(_, let problems) = error else {
+                    Issue.record("stateDir \(value): \(error)")
+                    continue
+                }
+                #expect(problems.map(\.key) == ["stateDir"])
+                #expect(problems.first?.message.contains("not a folder strictly inside the root") == true)
+            }
+        }
+        try project.write("autosave.json", "{\"stateDir\": \"var/agent\"}")
+        #expect(try ResolvedConfiguration.load(directory: project.path, configFile: nil).stateDirectory == project.path + "/var/agent")
     }
 
     @Test func aMissingRootOrFileIsAClearError() throws {

@@ -67,6 +67,17 @@ public struct ResolvedConfiguration: Sendable, Equatable {
             throw .rootUnavailable(path: root, .notDirectory)
         }
         let state = absolute(configuration.stateDir, from: root)
+        // The state dir must be the agent's own folder inside the root: the root itself or a folder
+        // above it would put the lock and journal among the user's files, and be watched.
+        guard state.hasPrefix(root + "/") else {
+            throw .invalid(
+                file: file ?? "the built-in defaults",
+                [.init(
+                    key: "stateDir",
+                    message: "\"\(configuration.stateDir)\" leads to \(state), which is not a folder strictly inside the root "
+                        + "\(root); name one inside it, such as \".autosave\"",
+                    position: nil)])
+        }
         return ResolvedConfiguration(configuration: configuration, root: root, stateDirectory: state, file: file)
     }
 

@@ -19,7 +19,7 @@ public enum ConfigurationSchema {
     public static let fields: [Field] = [
         optionalText(
             "root", \.root, help: "folder to keep safe (default: the DIR argument, else the current directory)"),
-        text("stateDir", \.stateDir, help: "socket, journal, conflict copies and lock; relative to the root"),
+        text("stateDir", \.stateDir, help: "socket, journal, conflict copies and lock; a folder inside the root, relative to it"),
         integer(
             "autosave.delayMs", \.autosave.delayMs, 0...3_600_000,
             help: "quiet time after the latest edit before a buffer is saved"),
