@@ -42,7 +42,7 @@ struct RunCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [agent],
-                gracefulShutdownSignals: [.sigterm, .sigint],
+                gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
                 logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         shutdown.group = group
         do {

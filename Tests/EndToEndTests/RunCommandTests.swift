@@ -85,6 +85,18 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    /// The terminal closing (SIGHUP) killed the agent: no flush, no `shutdown`, the socket left.
+    @Test func hangUpStopsTheAgentGracefullyWithEveryEditSaved() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
+        #expect(try await AgentProcess.client(["write", "a.txt"], in: project, stdin: "unsaved\n").status == 0)
+        agent.signal(SIGHUP)
+        #expect(await agent.exitStatus() == 0)
+        #expect(agent.stderrLines.elements.contains { $0.contains(" shutdown ") && $0.contains("saved=1") })
+        #expect(try project.read("a.txt") == "unsaved\n")
+        #expect(!project.exists(".autosave/agent.sock"), "the socket is removed")
+    }
+
     @Test func aMissingFolderIsAUsageError() async throws {
         let result = try await AgentProcess.run(["run", "/nonexistent/autosave-e2e"])
         #expect(result.status == 2)
