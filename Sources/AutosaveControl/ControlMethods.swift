@@ -113,6 +113,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             .object([member("reason", .string("staleRevision")), member("path", .string(path)), member("currentRevision", .number(String(current)))])
         case .invalidPath(let path, _): .object([member("reason", .string("invalidPath")), member("path", .string(path))])
         case .notOpen(let path): .object([member("reason", .string("notOpen")), member("path", .string(path))])
+        case .noSuchFile(let path): .object([member("reason", .string("noSuchFile")), member("path", .string(path))])
         case .tooLarge(let path, _, _): .object([member("reason", .string("tooLarge")), member("path", .string(path))])
         case .unreadable: .object([member("reason", .string("unreadable"))])
         case .saveFailed(let path, _): .object([member("reason", .string("saveFailed")), member("path", .string(path))])

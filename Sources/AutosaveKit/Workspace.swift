@@ -215,8 +215,20 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     /// Deletes `path` after every edit queued before it, durably, and returns the revision.
+    ///
+    /// - Throws: `WorkspaceError.noSuchFile` when there is no file and no open buffer for it.
     public func remove(_ path: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
-        let buffer = try await buffer(for: try normalize(path))
+        let key = try normalize(path)
+        let wasOpen = buffers[key] != nil
+        let buffer = try await buffer(for: key)
+        // Nothing on disk and nothing coming: refuse, and keep no buffer that was opened only to ask.
+        if !wasOpen, await buffer.content == nil {
+            if buffers[key] === buffer {
+                buffers[key] = nil
+                await buffer.markClosed()
+            }
+            throw .noSuchFile(path: key)
+        }
         let accepted = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
         try await AcceptedEdit(revision: accepted.revision, ticket: journal(accepted), logger: logger).waitUntilDurable()
         try await buffer.save()

@@ -43,6 +43,18 @@ import Testing
         #expect(await restarted.exitStatus() == 0)
     }
 
+    /// `autosave rm` of a file that is not there exited 0 and left a buffer with `bytes: null`.
+    @Test func removingAMissingFileIsRefusedAndLeavesNoBuffer() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await startAgent(project)
+        let removed = try await cli(["rm", "missing.txt"], in: project)
+        #expect(removed.status == 1)
+        #expect(removed.stderr.contains("missing.txt: no such file; nothing was removed"))
+        #expect(try await cli(["status", "--json"], in: project).stdout.contains("missing.txt") == false)
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aSecondAgentOnTheSameRootIsRefused() async throws {
         let project = try TemporaryDirectory()
         let first = try await startAgent(project)

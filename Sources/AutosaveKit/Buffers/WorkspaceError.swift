@@ -6,6 +6,8 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     case staleRevision(path: String, expected: Int, current: Int)
     /// No buffer is open for the path.
     case notOpen(path: String)
+    /// There is no file to remove at the path (and no buffer had one coming).
+    case noSuchFile(path: String)
     /// The file could not be read into a buffer.
     case unreadable(DiskVersion.ReadError)
     /// A save failed; the buffer is still dirty and will retry.
@@ -21,6 +23,7 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
         case .staleRevision(let path, let expected, let current):
             "\(path) is at revision \(current), not \(expected): it was edited meanwhile; read it again and retry"
         case .notOpen(let path): "\(path) is not open"
+        case .noSuchFile(let path): "\(path): no such file; nothing was removed"
         case .unreadable(let error): error.description
         case .saveFailed(let path, let error): "saving \(path) failed: \(error); the buffer stays dirty and retries"
         case .journalFailed(let error):
