@@ -47,7 +47,7 @@ struct CatCommand: AsyncParsableCommand {
             if member.key == "content", case .string(let text) = member.value { bytes = Array(text.utf8) }
             if member.key == "contentBase64", case .string(let encoded) = member.value { bytes = Array(Data(base64Encoded: encoded) ?? Data()) }
         }
-        FileHandle.standardOutput.write(Data(bytes))
+        StandardOutput.write(bytes)
     }
 }
 
@@ -138,7 +138,7 @@ struct EventsCommand: AsyncParsableCommand {
     func run() async throws {
         let connection = try await client.connect()
         _ = try await connection.call(.subscribe) { event in
-            FileHandle.standardOutput.write(Data((event.jsonText + "\n").utf8))
+            StandardOutput.write(Array((event.jsonText + "\n").utf8))
         }
     }
 }

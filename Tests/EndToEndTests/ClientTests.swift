@@ -43,6 +43,25 @@ import Testing
         #expect(await restarted.exitStatus() == 0)
     }
 
+    /// `autosave cat big.txt | head -1` and `autosave events | head -1` crashed the CLI (a
+    /// `try!` in Foundation's FileHandle, exit 132); a closed pipe now ends it quietly.
+    @Test func aReaderThatGoesAwayEndsTheCommandQuietly() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("big.txt", String(repeating: "x", count: 4_000_000))
+        let agent = try await startAgent(project)
+        let pipeline = "set -o pipefail; '\(AgentProcess.binary)' cat big.txt | head -c 5"
+        let cat = try await AgentProcess.run(["-c", pipeline], executable: "/bin/bash", in: project.path)
+        #expect(cat.status == 0, "cat | head: \(cat.stderr)")
+        #expect(cat.stdout == "xxxxx")
+        let events = try AgentProcess(
+            ["-c", "set -o pipefail; '\(AgentProcess.binary)' events | head -1"], executable: "/bin/bash", in: project.path)
+        _ = try await events.stdoutLines.first(timeout: .seconds(30), "subscribed") { $0.contains("subscribed") }
+        for index in 0..<3 { try project.write("change-\(index).txt", "x") }
+        #expect(await events.exitStatus() == 0, "events | head: \(events.stderrLines.elements)")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     /// `autosave rm` of a file that is not there exited 0 and left a buffer with `bytes: null`.
     @Test func removingAMissingFileIsRefusedAndLeavesNoBuffer() async throws {
         let project = try TemporaryDirectory()
