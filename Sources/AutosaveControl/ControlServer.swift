@@ -26,12 +26,9 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         self.logger = logger
     }
 
-    /// Serves until the task is cancelled; the socket file is removed on the way out.
-    ///
-    /// - Throws: when the socket cannot be bound.
-    public func run() async throws {
-        let limit = maxRequestBytes
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    /// Binds the listening socket (a stale socket file at the path is replaced).
+    private func bind(limit: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // A client that sends its requests and then shuts down its side still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
@@ -40,6 +37,30 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
+    }
+
+    /// Why the control socket could not listen, in words: the path and the reason.
+    public struct ListenError: Error, CustomStringConvertible {
+        public let path: String
+        public let reason: String
+        public var description: String { "cannot listen on \(path): \(reason)" }
+    }
+
+    /// Serves until the task is cancelled; the socket file is removed on the way out.
+    ///
+    /// - Throws: when the socket cannot be bound.
+    public func run() async throws {
+        let limit = maxRequestBytes
+        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            server = try await bind(limit: limit)
+        } catch let error as IOError {
+            throw ListenError(path: socketPath, reason: String(cString: strerror(error.errnoCode)))
+        } catch is UnixDomainSocketPathWrongType {
+            throw ListenError(path: socketPath, reason: "something other than a socket is there; remove it")
+        } catch {
+            throw ListenError(path: socketPath, reason: "\(error)")
+        }
         chmod(socketPath, 0o600)
         defer { unlink(socketPath) }
         logger.info("listening", metadata: ["socket": "\(socketPath)"])

@@ -97,6 +97,31 @@ import Testing
         #expect(!project.exists(".autosave/agent.sock"), "the socket is removed")
     }
 
+    /// Start-up failures printed Foundation's error dumps (`Error Domain=NSCocoaErrorDomain
+    /// Code=516 … UserInfo={…}`, "Unknown error 516"); each now names the path and the errno text.
+    @Test func startUpFailuresArePlainErrors() async throws {
+        let stateDirIsAFile = try TemporaryDirectory()
+        try stateDirIsAFile.write(".autosave", "not a folder")
+        let journalIsAFile = try TemporaryDirectory()
+        try journalIsAFile.write(".autosave/journal", "not a folder")
+        for (project, expected) in [
+            (stateDirIsAFile, "cannot lock \(stateDirIsAFile.path)/.autosave: Not a directory"),
+            (journalIsAFile, "create journal directory \(journalIsAFile.path)/.autosave/journal: Not a directory"),
+        ] {
+            let result = try await AgentProcess.run(["run", project.path])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains(expected), "\(result.stderr)")
+            #expect(!result.stderr.contains("Error Domain") && !result.stderr.contains("Unknown error"), "\(result.stderr)")
+        }
+        let socketIsAFolder = try TemporaryDirectory()
+        try socketIsAFolder.write(".autosave/agent.sock/x", "")
+        let agent = try AgentProcess(["run", socketIsAFolder.path])
+        let failed = try await agent.stderrLines.first(timeout: .seconds(30), "control-failed") { $0.contains(" control-failed ") }
+        #expect(failed.contains("cannot listen on \(socketIsAFolder.path)/.autosave/agent.sock: something other than a socket is there"))
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aMissingFolderIsAUsageError() async throws {
         let result = try await AgentProcess.run(["run", "/nonexistent/autosave-e2e"])
         #expect(result.status == 2)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 
 /// One agent per root: an exclusive `flock` on `<stateDir>/agent.lock`, holding the agent's pid.
 ///
@@ -29,11 +30,8 @@ public final class AgentLock: Sendable {
     ///
     /// - Throws: `LockError.alreadyRunning` naming the other agent's pid.
     public init(stateDirectory: String, root: String) throws(LockError) {
-        do {
-            try FileManager.default.createDirectory(
-                atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .unavailable(path: stateDirectory, "\(error)")
+        do throws(Errno) { try Folders.make(stateDirectory) } catch {
+            throw .unavailable(path: stateDirectory, "\(error.description); the state directory could not be made")
         }
         chmod(stateDirectory, 0o700)
         let path = stateDirectory + "/" + Self.fileName

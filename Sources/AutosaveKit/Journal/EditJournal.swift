@@ -122,10 +122,8 @@ public actor EditJournal {
 
     /// Makes `directory` and any missing parent, mode 0700 (nothing when it exists).
     private static func makeDirectory(_ directory: String) throws(JournalError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .system(path: directory, operation: "create journal directory", .init(rawValue: CInt((error as NSError).code)))
+        do throws(Errno) { try Folders.make(directory) } catch {
+            throw .system(path: directory, operation: "create journal directory", error)
         }
     }
 

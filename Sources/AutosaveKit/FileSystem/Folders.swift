@@ -1,0 +1,23 @@
+import Glibc
+import SystemPackage
+
+/// Making the agent's own folders (the state dir, the journal's), with plain errno errors a
+/// user can read: Foundation's `createDirectory` reports an `NSCocoaErrorDomain` dump instead.
+enum Folders {
+    /// Makes `path` and any missing parents (new ones get `mode`).
+    ///
+    /// - Throws: the `Errno` of the first component that could not be made; `ENOTDIR` when one
+    ///   exists but is not a folder.
+    static func make(_ path: String, mode: mode_t = 0o700) throws(Errno) {
+        var partial = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            partial += "/" + component
+            if mkdir(partial, mode) == 0 { continue }
+            let code = errno
+            guard code == EEXIST else { throw Errno(rawValue: code) }
+            var status = stat()
+            guard stat(partial, &status) == 0 else { throw Errno(rawValue: errno) }
+            guard (status.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
+        }
+    }
+}
