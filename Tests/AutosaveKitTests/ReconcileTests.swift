@@ -17,10 +17,26 @@ import Testing
         #expect(
             Reconciliation.decide(base: bytes("1\n2\n3\n"), content: bytes("one\n2\n3\n"), disk: bytes("1\n2\nthree\n"), mergeEnabled: true)
                 == .merge(bytes("one\n2\nthree\n")))
-        #expect(Reconciliation.decide(base: bytes("1\n"), content: bytes("a\n"), disk: bytes("b\n"), mergeEnabled: true) == .conflict)
+        #expect(Reconciliation.decide(base: bytes("1\n"), content: bytes("a\n"), disk: bytes("b\n"), mergeEnabled: true) == .conflict(.overlap))
         #expect(
             Reconciliation.decide(base: bytes("1\n2\n3\n"), content: bytes("one\n2\n3\n"), disk: bytes("1\n2\nthree\n"), mergeEnabled: false)
-                == .conflict)
+                == .conflict(.overlap))
+    }
+
+    @Test func aNulByteInTheFirstEightKiBOfAnySideMakesItAConflict() {
+        // Each of these would merge cleanly line by line: one side edits the first line, the other the last.
+        let base = "1\n2\n3\n", ours = "one\n2\n3\n", theirs = "1\n2\nthree\n"
+        func withNul(_ text: String) -> String { text.replacingOccurrences(of: "2", with: "\0") }
+        #expect(Reconciliation.decide(base: bytes(withNul(base)), content: bytes(withNul(ours)), disk: bytes(withNul(theirs)), mergeEnabled: true) == .conflict(.binary))
+        #expect(Reconciliation.decide(base: bytes(base), content: bytes(ours), disk: bytes(withNul(theirs)), mergeEnabled: true) == .conflict(.binary))
+        #expect(Reconciliation.decide(base: bytes(base), content: bytes(withNul(ours)), disk: bytes(theirs), mergeEnabled: true) == .conflict(.binary))
+        // A NUL past the first 8 KiB does not count, as in git.
+        let padding = String(repeating: "x\n", count: 4100)
+        #expect(
+            Reconciliation.decide(base: bytes(base + padding), content: bytes(ours + padding), disk: bytes(theirs + padding + "\0\n"), mergeEnabled: true)
+                == .merge(bytes("one\n2\nthree\n" + padding + "\0\n")))
+        // A clean buffer reloads a binary file as any other.
+        #expect(Reconciliation.decide(base: bytes(base), content: bytes(base), disk: bytes(withNul(theirs)), mergeEnabled: true) == .reload)
     }
 
     @Test func removalRecreatesDirtyAndClosesClean() {
@@ -84,6 +100,21 @@ import Testing
         #expect(copy.hasPrefix(".autosave/conflicts/src/a.txt."))
         #expect(try harness.project.read(copy) == "mine\n")
         #expect(try harness.project.read("src/a.txt") == "theirs\n")
+        await harness.stop()
+    }
+
+    @Test func binaryFilesAreNeverInterleavedLineByLine() async throws {
+        // Issue 15, item 4: these edits touch different "lines" and were merged into a file neither side wrote.
+        let harness = try await WorkspaceHarness(files: ["logo.bin": "\u{89}PNG\0\nhead\nbody\ntail\n"])
+        _ = try await harness.write("logo.bin", "\u{89}PNG\0\nHEAD\nbody\ntail\n")
+        try harness.project.write("logo.bin", "\u{89}PNG\0\nhead\nbody\nTAIL\n")
+        await harness.settleExternalChanges()
+        let conflict = try #require(harness.logged("conflict").first)
+        #expect(conflict.fields["kind"] == "binary")
+        #expect(harness.logged("merged").isEmpty)
+        #expect(try await harness.text("logo.bin") == "\u{89}PNG\0\nhead\nbody\nTAIL\n")
+        let copy = try #require(conflict.fields["copy"])
+        #expect(try harness.project.read(copy) == "\u{89}PNG\0\nHEAD\nbody\ntail\n")
         await harness.stop()
     }
 

@@ -64,9 +64,9 @@ extension FileBuffer {
             context.logger.info("merged", metadata: ["path": "\(path)", "revision": "\(revision)", "bytes": "\(merged.count)"])
             context.emit(.merged(path: path, revision: revision))
             contentChanged()
-        case .conflict:
+        case .conflict(let cause):
             guard let disk else { return }
-            await keepBoth(disk)
+            await keepBoth(disk, cause: cause)
         case .recreate:
             vanished = base ?? vanished
             base = nil
@@ -95,8 +95,9 @@ extension FileBuffer {
     /// window that would report the file renamed.
     static func waitBeforeRecreating(settleMs: Int) -> Duration { .milliseconds(2 * settleMs + 100) }
 
-    /// Overlapping edits: the configured side keeps the path, the other is copied aside first.
-    func keepBoth(_ disk: DiskVersion) async {
+    /// Edits that cannot be merged (they overlap, or a side is binary): the configured side keeps
+    /// the path, the other is copied aside first.
+    func keepBoth(_ disk: DiskVersion, cause: Reconciliation.ConflictCause = .overlap) async {
         let keep = context.configuration.conflicts.keep
         let loser = keep == .disk ? (content ?? []) : disk.bytes
         let revisionAtStart = revision
@@ -133,13 +134,13 @@ extension FileBuffer {
         context.logger.warning(
             "conflict",
             metadata: [
-                "path": "\(path)", "kind": "overlap", "kept": "\(keep.rawValue)", "copy": "\(copy)",
+                "path": "\(path)", "kind": "\(cause.rawValue)", "kept": "\(keep.rawValue)", "copy": "\(copy)",
                 "revision": "\(self.revision)",
                 "next": keep == .disk
                     ? "the buffer took the disk version; its own edits are in the copy"
                     : "the buffer's edits will be saved over the file; the disk version is in the copy",
             ])
-        context.emit(.conflict(path: path, kind: "overlap", kept: keep, copy: copy))
+        context.emit(.conflict(path: path, kind: cause.rawValue, kept: keep, copy: copy))
         if kept.count > context.configuration.conflicts.maxCopiesPerFile {
             context.logger.warning(
                 "conflict-copies",
