@@ -17,7 +17,7 @@ Each round, against a generated git project (a few dozen text files in a few dir
   * most rounds end with `kill -9` of the agent: right after a burst of writes (appends and acks in
     flight), after the acks (saves in flight), while frozen after an external edit, or at a random
     moment; sometimes files are edited while it is down. The agent is restarted (new random
-    save delay 0-20 ms and `conflicts.keep`) and the soak waits for `listening` in its JSON log.
+    save delay 0-20 ms and `conflicts.keep`) and the soak waits for `ready` in its JSON log.
 After `autosave sync` and the agent settled, every round checks:
   (a) no file, buffer or conflict copy is torn: it starts with the file's header line, ends with
       its footer line, and every line is one that somebody wrote to that path (every line carries a
@@ -251,10 +251,10 @@ class Agent:
                 raise SoakError(f"the agent exited with status {self.process.returncode} while starting; "
                                 f"log {log_path}:\n{tail(log_path)}")
             for event in read_events(log_path):
-                if event.get("event") == "listening":
+                if event.get("event") == "ready":
                     return
             time.sleep(0.01)
-        raise SoakError(f"the agent did not log `listening` within 60 s; log {log_path}:\n{tail(log_path)}")
+        raise SoakError(f"the agent did not log `ready` within 60 s; log {log_path}:\n{tail(log_path)}")
 
     def kill(self):
         self.process.send_signal(signal.SIGKILL)

@@ -48,8 +48,9 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Serves until the task is cancelled; the socket file is removed on the way out.
     ///
-    /// - Throws: when the socket cannot be bound.
-    public func run() async throws {
+    /// - Parameter listening: called with the socket's path once clients can connect.
+    /// - Throws: `ListenError` when the socket cannot be bound.
+    public func run(listening: @Sendable (String) -> Void = { _ in }) async throws {
         let limit = maxRequestBytes
         let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
@@ -64,6 +65,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         chmod(socketPath, 0o600)
         defer { unlink(socketPath) }
         logger.info("listening", metadata: ["socket": "\(socketPath)"])
+        listening(socketPath)
         // NIO removes the socket file when the listening channel has closed, which may be after
         // executeThenClose returns: wait for it, so a server bound at the same path next stays.
         let closed = server.channel.closeFuture

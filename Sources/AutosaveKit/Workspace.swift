@@ -57,14 +57,16 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         (stateDirectoryRecreations, stateDirectoryRecreationsContinuation) = AsyncStream.makeStream(of: Void.self)
     }
 
-    /// Opens the journal, watches the root (logs `ready`), brings back the edits a crash left
+    /// Opens the journal, watches the root (logs `watching`), brings back the edits a crash left
     /// unsaved (logs `recovered`), and starts routing external changes to buffers.
     ///
+    /// - Returns: what the watcher found: directories, watches and files.
     /// - Parameter carriedOver: unsaved edits of the agent's previous workspace for this root (it
     ///   moved), newer than what the journal holds for their paths.
     /// - Throws: `JournalError` when the journal cannot be used (it is left untouched),
     ///   `InotifyError` when the root cannot be watched.
-    public func start(carriedOver: [JournalRecord] = []) async throws {
+    @discardableResult
+    public func start(carriedOver: [JournalRecord] = []) async throws -> DirectoryScan {
         var recovered: [JournalRecord] = []
         if configuration.configuration.journal.enabled {
             let (journal, recovery) = try EditJournal.open(
@@ -114,6 +116,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 }
             }
         }
+        return scan
     }
 
     /// Whether the root was deleted while the agent ran (the agent then exits with status 1).

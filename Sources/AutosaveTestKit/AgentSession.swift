@@ -3,13 +3,13 @@ import Foundation
 /// An agent on a temp project and the CLI that talks to it, as the end-to-end suites use them.
 extension AgentProcess {
     /// Writes `config` (when given) as the project's `autosave.json`, starts `autosave run` on the
-    /// project, and returns once the agent logs `listening`.
+    /// project, and returns once the agent logs `ready` (clients can connect from then on).
     ///
-    /// - Throws: when the binary cannot start, or `AsyncRecorderTimeout` after 30 s without `listening`.
+    /// - Throws: when the binary cannot start, or `AsyncRecorderTimeout` after 30 s without `ready`.
     public static func started(on project: TemporaryDirectory, config: String? = nil) async throws -> AgentProcess {
         if let config { try project.write("autosave.json", config) }
         let agent = try AgentProcess(["run", project.path])
-        _ = try await agent.stderrLines.first(timeout: .seconds(30), "listening") { $0.contains(" listening ") }
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
         return agent
     }
 

@@ -28,6 +28,16 @@ public final class SmallFilesystem: Sendable {
         guard mount.terminationStatus == 0 else { throw CocoaError(.fileWriteNoPermission) }
     }
 
+    /// Remounts it read-only, as a full or failing disk the kernel turned read-only would be.
+    public func makeReadOnly() throws {
+        let remount = Process()
+        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        remount.arguments = ["-o", "remount,ro", path]
+        try remount.run()
+        remount.waitUntilExit()
+        guard remount.terminationStatus == 0 else { throw CocoaError(.fileWriteNoPermission) }
+    }
+
     deinit {
         let unmount = Process()
         unmount.executableURL = URL(fileURLWithPath: "/bin/umount")

@@ -11,7 +11,10 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Watch DIR recursively and keep its files safe; logs every external change.",
-        discussion: "SIGINT or SIGTERM stop it cleanly (exit 0)."
+        discussion: """
+            Logs `ready` once clients can connect (under systemd, with NOTIFY_SOCKET set, it sends READY=1 then). \
+            SIGINT, SIGTERM or SIGHUP stop it cleanly (exit 0), every unsaved edit saved first.
+            """
     )
 
     @OptionGroup var target: ConfigurationOptions
@@ -30,14 +33,14 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
         let shutdown = ShutdownTrigger()
         let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
-        let agent = Agent(configuration: resolved, logger: logger) { workspace in
+        let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment()) { workspace, listening in
             // Worked out each time: the state directory may have been made again, or moved with
             // the root, since.
             let socketPath = SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root)
             let server = ControlServer(
                 socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
                 requestShutdown: { shutdown.trigger() })
-            try await server.run()
+            try await server.run(listening: listening)
         }
         let group = ServiceGroup(
             configuration: .init(

@@ -77,9 +77,9 @@ final class WatcherHarness: Sendable {
 
 
 @Suite struct FileWatcherTests {
-    @Test func readyIsLoggedOnceWithTheTreeSize() async throws {
+    @Test func watchingIsLoggedOnceWithTheTreeSize() async throws {
         let harness = try await WatcherHarness(files: ["a.txt": "a", "src/b.txt": "b", ".git/HEAD": "ref"])
-        let ready = harness.logs.elements.filter { $0.event == "ready" }
+        let ready = harness.logs.elements.filter { $0.event == "watching" }
         #expect(ready.count == 1)
         #expect(ready.first?.fields["dirs"] == "2")
         #expect(ready.first?.fields["watches"] == "2")

@@ -113,12 +113,55 @@ import Testing
             #expect(result.stderr.contains(expected), "\(result.stderr)")
             #expect(!result.stderr.contains("Error Domain") && !result.stderr.contains("Unknown error"), "\(result.stderr)")
         }
+        // A socket that cannot listen: no client could ever reach the agent, so it does not start.
         let socketIsAFolder = try TemporaryDirectory()
         try socketIsAFolder.write(".autosave/agent.sock/x", "")
-        let agent = try AgentProcess(["run", socketIsAFolder.path])
-        let failed = try await agent.stderrLines.first(timeout: .seconds(30), "control-failed") { $0.contains(" control-failed ") }
-        #expect(failed.contains("cannot listen on \(socketIsAFolder.path)/.autosave/agent.sock: something other than a socket is there"))
+        let unreachable = try await AgentProcess.run(["run", socketIsAFolder.path])
+        #expect(unreachable.status == 1)
+        #expect(
+            unreachable.stderr.contains("cannot listen on \(socketIsAFolder.path)/.autosave/agent.sock: something other than a socket is there"),
+            "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains(" ready "))
+    }
+
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "mounting a read-only tmpfs needs root"))
+    func aRootThatCannotBeWrittenIsAPlainError() async throws {
+        let disk = try SmallFilesystem(bytes: 1 << 20)
+        try Data("x\n".utf8).write(to: URL(fileURLWithPath: disk.path + "/a.txt"))
+        try disk.makeReadOnly()
+        let result = try await AgentProcess.run(["run", disk.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(disk.path)/.autosave: Read-only file system"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Error Domain") && !result.stderr.contains("Unknown error"), "\(result.stderr)")
+    }
+
+    /// `ready` came before the socket listened: a script that waited for it got exit 3 from the CLI.
+    @Test func readyMeansAClientCanConnect() async throws {
+        for _ in 0..<3 {
+            let project = try TemporaryDirectory()
+            let agent = try AgentProcess(["run", project.path])
+            let ready = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
+            #expect(ready.contains("socket=\(project.path)/.autosave/agent.sock"))
+            let lines = agent.stderrLines.elements
+            let listening = try #require(lines.firstIndex { $0.contains(" listening ") })
+            #expect(listening < lines.firstIndex(of: ready)!, "listening, then ready")
+            #expect(try await AgentProcess.client(["write", "a.txt"], in: project, stdin: "at once\n").status == 0)
+            agent.signal(SIGTERM)
+            #expect(await agent.exitStatus() == 0)
+            #expect(try project.read("a.txt") == "at once\n")
+        }
+    }
+
+    /// Under systemd (`Type=notify`): `READY=1` once a client can connect, `STOPPING=1` at shutdown.
+    @Test func theServiceManagerIsToldReadyAndStopping() async throws {
+        let project = try TemporaryDirectory()
+        let manager = try NotifySocket(path: project.url(".notify"))
+        let agent = try AgentProcess(["NOTIFY_SOCKET=\(manager.path)", AgentProcess.binary, "run", project.path], executable: "/usr/bin/env")
+        #expect(try manager.receive(timeout: .seconds(30)) == "READY=1")
+        #expect(project.exists(".autosave/agent.sock"), "the socket listens before READY=1")
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
         agent.signal(SIGTERM)
+        #expect(try manager.receive(timeout: .seconds(30)) == "STOPPING=1")
         #expect(await agent.exitStatus() == 0)
     }
 

@@ -1,22 +1,35 @@
+import Inotify
 import Logging
 import ServiceLifecycle
 
 /// The running agent for one root, as a service: started by `autosave run`, stopped by a signal.
 ///
-/// On graceful shutdown it stops in reverse order of start-up — no more changes taken, every dirty
-/// buffer saved, watching stopped — and logs `shutdown` once done.
+/// It logs `ready` (and tells a service manager `READY=1`) once everything a client needs is in
+/// place: the watches, the journal's recovered edits and the listening control socket. On graceful
+/// shutdown (`STOPPING=1`) it stops in reverse order of start-up — no more changes taken, every
+/// dirty buffer saved, watching stopped — and logs `shutdown` once done.
 public struct Agent: Service {
+    /// Serves clients (the control socket) until its task is cancelled; calls `listening` with the
+    /// socket's path once clients can connect.
+    public typealias Control = @Sendable (
+        _ workspace: Workspace<ContinuousClock>, _ listening: @escaping @Sendable (String) -> Void
+    ) async throws -> Void
+
     private let configuration: ResolvedConfiguration
     private let logger: Logger
-    private let control: (@Sendable (Workspace<ContinuousClock>) async throws -> Void)?
+    private let control: Control?
+    private let notifier: ServiceNotifier?
 
-    /// - Parameter control: serves clients (the control socket) until its task is cancelled.
+    /// - Parameters:
+    ///   - control: the control socket; a socket that cannot listen when the agent starts stops it
+    ///     (`run()` throws the reason), one that cannot listen again later is logged and done without.
+    ///   - notifier: the service manager to tell `READY=1` and `STOPPING=1`, if any.
     public init(
-        configuration: ResolvedConfiguration, logger: Logger,
-        control: (@Sendable (Workspace<ContinuousClock>) async throws -> Void)? = nil
+        configuration: ResolvedConfiguration, logger: Logger, notifier: ServiceNotifier? = nil, control: Control? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.notifier = notifier
         self.control = control
     }
 
@@ -26,8 +39,9 @@ public struct Agent: Service {
     /// old place without saving (every path there leads nowhere), and serves again from the new
     /// place with the same lock (its file moved along) and every unsaved edit.
     ///
-    /// - Throws: `InotifyError` when the root cannot be watched at all, `RootRemoved` when the root
-    ///   was deleted under the agent.
+    /// - Throws: `InotifyError` when the root cannot be watched at all, `JournalError` when the
+    ///   journal cannot be used, the control socket's error when it cannot listen at start,
+    ///   `RootRemoved` when the root was deleted under the agent.
     public func run() async throws {
         let lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
         defer { withExtendedLifetime(lock) {} }
@@ -39,15 +53,23 @@ public struct Agent: Service {
         var carriedOver: [JournalRecord] = []
         await withGracefulShutdownHandler {
             while !stopping.isStopping {
+                let startedAt = clock.now
                 let workspace = Workspace(configuration: configuration, clock: clock, logger: logger)
-                do { try await workspace.start(carriedOver: carriedOver) } catch {
+                let scan: DirectoryScan
+                do { scan = try await workspace.start(carriedOver: carriedOver) } catch {
                     flushed.fail(error)
                     return
                 }
                 current.set(workspace)
                 // A signal that came while the workspace was being made flushed the one before.
                 if stopping.isStopping { flushed.start { await workspace.shutdown() } }
-                await serve(workspace, configuration: configuration, lock: lock)
+                let ready = Readiness(
+                    root: configuration.root, scan: scan, startedAt: startedAt, clock: clock, logger: logger, notifier: notifier)
+                await serve(workspace, configuration: configuration, lock: lock, ready: ready) { error in
+                    flushed.fail(error)
+                    flushed.start { await workspace.shutdown() }
+                }
+                if flushed.failure != nil { break }
                 guard let moved = await workspace.movedRoot else { break }
                 logger.warning(
                     "root-moved",
@@ -59,6 +81,7 @@ public struct Agent: Service {
                 configuration = configuration.moved(to: moved)
             }
         } onGracefulShutdown: {
+            notifier?.send("STOPPING=1", logger: logger)
             stopping.start(clock.now)
             flushed.start { await current.get()?.shutdown() ?? (0, 0) }
         }
@@ -75,16 +98,24 @@ public struct Agent: Service {
             ])
     }
 
-    /// Runs one workspace and its control socket until the workspace stops.
-    private func serve(_ workspace: Workspace<ContinuousClock>, configuration: ResolvedConfiguration, lock: LockBox) async {
+    /// Runs one workspace and its control socket until the workspace stops; `ready` once the
+    /// socket listens, `cannotListen` when it cannot at first.
+    private func serve(
+        _ workspace: Workspace<ContinuousClock>, configuration: ResolvedConfiguration, lock: LockBox, ready: Readiness,
+        cannotListen: @escaping @Sendable (any Error) -> Void
+    ) async {
         let control = self.control
         let logger = self.logger
         await withTaskGroup { group in
             group.addTask { await workspace.run() }
             if let control {
                 group.addTask {
-                    await Self.serve(control, workspace: workspace, lock: lock, configuration: configuration, logger: logger)
+                    await Self.serve(
+                        control, workspace: workspace, lock: lock, configuration: configuration, logger: logger, ready: ready,
+                        cannotListen: cannotListen)
                 }
+            } else {
+                ready.announce(socket: nil)
             }
             // The workspace stops last (after the flush); then the socket goes too.
             await group.next()
@@ -106,24 +137,32 @@ extension Agent {
     /// Runs the control socket; when the state directory is made again after someone deleted it,
     /// takes the lock again and binds a new socket there, so clients find the agent again.
     fileprivate static func serve(
-        _ control: @escaping @Sendable (Workspace<ContinuousClock>) async throws -> Void, workspace: Workspace<ContinuousClock>,
-        lock: LockBox, configuration: ResolvedConfiguration, logger: Logger
+        _ control: @escaping Control, workspace: Workspace<ContinuousClock>, lock: LockBox, configuration: ResolvedConfiguration,
+        logger: Logger, ready: Readiness, cannotListen: @escaping @Sendable (any Error) -> Void
     ) async {
-        let once: @Sendable () async -> Void = {
-            do { try await control(workspace) } catch is CancellationError {} catch {
+        let once: @Sendable (_ isFirst: Bool) async -> Void = { isFirst in
+            let listened = ListenedBox()
+            do {
+                try await control(workspace) { socket in
+                    listened.set()
+                    if isFirst { ready.announce(socket: socket) }
+                }
+            } catch is CancellationError {} catch {
+                // An agent no client can reach is of no use: at start, that ends it (`start-failed`).
+                if isFirst && !listened.isSet { return cannotListen(error) }
                 logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
             }
         }
         // One server at a time: the old one is gone (its socket file too) before the next binds.
         // (A task group cannot do this: tasks added after cancelAll() start cancelled.)
-        var server = Task { await once() }
+        var server = Task { await once(true) }
         for await _ in workspace.stateDirectoryRecreations {
             server.cancel()
             await server.value
             do { lock.replace(with: try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)) } catch {
                 logger.error("lock-failed", metadata: ["error": "\(error)", "next": "running on; a second agent for this root would not be refused"])
             }
-            server = Task { await once() }
+            server = Task { await once(false) }
         }
         // The stream ends when the agent stops (or this task is cancelled): so does the server.
         server.cancel()
@@ -138,6 +177,14 @@ private final class LockBox: Sendable {
     init(_ lock: AgentLock) { self.lock = Mutex(lock) }
 
     func replace(with fresh: AgentLock) { lock.withLock { $0 = fresh } }
+}
+
+/// Whether a control server got as far as listening.
+private final class ListenedBox: Sendable {
+    private let flag = Mutex(false)
+
+    func set() { flag.withLock { $0 = true } }
+    var isSet: Bool { flag.withLock { $0 } }
 }
 
 /// When graceful shutdown began, set from the shutdown handler.

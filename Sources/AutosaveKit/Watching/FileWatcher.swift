@@ -114,18 +114,18 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 end: { inputContinuation.yield(.finished) }))
     }
 
-    /// Watches the whole tree and logs `ready` once every watch is in place.
+    /// Watches the whole tree and logs `watching` once every watch is in place.
     ///
     /// - Throws: `InotifyError` when the root cannot be watched at all.
     @discardableResult
     public func start() async throws(InotifyError) -> DirectoryScan {
         let scan = try await inotify.start()
         rootDescriptor = open(configuration.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        // `ready` means every watch is in place: events from now on queue up in `inputs`, and
+        // `watching` means every watch is in place: events from now on queue up in `inputs`, and
         // none is looked at before the known files below are in (run() starts after this returns).
         defer { known = KnownFiles(scan.listings) }
         logger.info(
-            "ready",
+            "watching",
             metadata: [
                 "root": "\(configuration.root)", "dirs": "\(scan.directories)", "watches": "\(scan.watches)",
                 "files": "\(scan.fileCount)", "ms": "\(Self.rounded(scan.milliseconds))",
