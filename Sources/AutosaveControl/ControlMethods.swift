@@ -8,22 +8,17 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
     /// the answer to `shutdown` is written, so the client hears it before the socket closes.
     let requestShutdown: @Sendable () -> Void
 
-    /// `path` as the agent names it in its log: relative to the root.
-    func shown(_ path: String) -> String {
-        path.hasPrefix(workspace.root + "/") ? String(path.dropFirst(workspace.root.count + 1)) : path
-    }
-
     /// Carries out `request`; an edit comes back with its result before it is durable, and its
     /// answer must wait for `AcceptedEdit.waitUntilDurable()` (so a connection can pipeline).
     func performPipelined(_ request: RPCRequest) async throws(RPCError) -> (result: JSONValue, edit: AcceptedEdit?) {
         guard request.method == RPCMethod.write.rawValue else { return (try await perform(request), nil) }
         let params = RPCParams(members: request.params)
         do {
-            let path = try params.string("path")
+            let path = try await workspace.resolve(try params.string("path"))
             let edit = try await workspace.accept(
                 path, try params.content(), changeID: try params.optionalUUID("changeId"),
                 ifRevision: try params.optionalInt("ifRevision"))
-            return (.object([member("path", .string(shown(path))), member("revision", .number(String(edit.revision)))]), edit)
+            return (.object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit)
         } catch {
             throw RPCError(answering: error)
         }
@@ -38,9 +33,9 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .open:
                 return Self.json(try await workspace.open(try params.string("path")))
             case .read:
-                let path = try params.string("path")
+                let path = try await workspace.resolve(try params.string("path"))
                 let (content, revision) = try await workspace.read(path)
-                var members = [member("path", .string(shown(path))), member("revision", .number(String(revision)))]
+                var members = [member("path", .string(path)), member("revision", .number(String(revision)))]
                 if let content {
                     if let text = String(validating: content, as: UTF8.self) {
                         members.append(member("content", .string(text)))
@@ -52,11 +47,11 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 return .object(members)
             case .write:
-                let path = try params.string("path")
+                let path = try await workspace.resolve(try params.string("path"))
                 let revision = try await workspace.write(
                     path, try params.content(), changeID: try params.optionalUUID("changeId"),
                     ifRevision: try params.optionalInt("ifRevision"))
-                return .object([member("path", .string(shown(path))), member("revision", .number(String(revision)))])
+                return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
             case .save:
                 if try params.optionalBool("all") == true || params.value("paths") == nil {
                     try await workspace.saveAll()
@@ -68,10 +63,10 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 try await workspace.close(try params.string("path"))
                 return .object([member("closed", .bool(true))])
             case .remove:
-                let path = try params.string("path")
+                let path = try await workspace.resolve(try params.string("path"))
                 let revision = try await workspace.remove(
                     path, changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
-                return .object([member("path", .string(shown(path))), member("revision", .number(String(revision)))])
+                return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
             case .status:
                 let buffers = await workspace.status().map(Self.json)
                 let watcher = await workspace.watcherStatus()

@@ -144,6 +144,12 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         try await buffer(for: try normalize(path)).status
     }
 
+    /// The path a client named, as the agent names it: relative to the root, its folders resolved
+    /// as the kernel resolves them (see `normalize`). Every request goes through this one resolver.
+    ///
+    /// - Throws: `WorkspaceError.invalidPath` naming what is wrong with it.
+    public func resolve(_ path: String) throws(WorkspaceError) -> String { try normalize(path) }
+
     /// The buffer's bytes (nil when the buffer deletes its file) and revision.
     public func read(_ path: String) async throws(WorkspaceError) -> (content: [UInt8]?, revision: Int) {
         let buffer = try await buffer(for: try normalize(path))
@@ -402,57 +408,53 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     /// A path relative to the root, checked: inside the root, not in `.git/` or the state dir.
+    ///
+    /// Resolved as the kernel resolves it (`PhysicalPath`): the folders on the way are followed
+    /// through their symbolic links, a relative link against the folder that holds it, and `..`
+    /// after the link before it; the file's own name stays as given, so a buffer opened through a
+    /// link keeps the link's name and its saves go where the link leads.
     func normalize(_ raw: String) throws(WorkspaceError) -> String {
         var text = raw
-        if text.hasPrefix("/") {
-            guard text.hasPrefix(rootPrefix) else { throw .invalidPath(path: raw, reason: "it is outside the root \(root)") }
-            text = String(text.dropFirst(rootPrefix.count))
-        }
+        if text.hasPrefix(rootPrefix) { text = String(text.dropFirst(rootPrefix.count)) }
         // An open buffer's key passed every check below when it opened, and is its own normal form.
         if buffers[text] != nil { return text }
         guard !text.utf8.contains(0) else { throw .invalidPath(path: raw, reason: "it contains a NUL byte") }
-        var parts: [Substring] = []
-        for part in text.split(separator: "/", omittingEmptySubsequences: true) {
-            switch part {
-            case ".": continue
-            case "..":
-                guard !parts.isEmpty else { throw .invalidPath(path: raw, reason: "`..` leads outside the root") }
-                parts.removeLast()
-            default:
-                guard part.utf8.count <= 255 else { throw .invalidPath(path: raw, reason: "a component is longer than 255 bytes") }
-                parts.append(part)
-            }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: true)
+        for part in parts where part.utf8.count > 255 {
+            throw .invalidPath(path: raw, reason: "a component is longer than 255 bytes")
         }
-        guard !parts.isEmpty else { throw .invalidPath(path: raw, reason: "it names the root itself, not a file") }
-        let path = parts.joined(separator: "/")
-        if parts.first == ".git" || parts.contains(".git") {
+        guard let name = parts.last, name != ".", name != ".." else {
+            throw .invalidPath(path: raw, reason: "it names a folder (the root or one inside it), not a file")
+        }
+        let isAbsolute = text.hasPrefix("/")
+        let folder = (isAbsolute ? "" : root) + "/" + parts.dropLast().joined(separator: "/")
+        guard let physical = PhysicalPath.of(folder) else {
+            throw .invalidPath(path: raw, reason: "its folder cannot be resolved")
+        }
+        let inside: String
+        if physical == root {
+            inside = String(name)
+        } else if physical.hasPrefix(rootPrefix) {
+            inside = String(physical.dropFirst(rootPrefix.count)) + "/" + name
+        } else if parts.contains("..") {
+            throw .invalidPath(path: raw, reason: "`..` leads outside the root")
+        } else if isAbsolute && PhysicalPath.of(text) == text {
+            throw .invalidPath(path: raw, reason: "it is outside the root \(root)")
+        } else {
+            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(physical)/\(name)) through a symbolic link")
+        }
+        let path = inside
+        if path.split(separator: "/").contains(".git") {
             throw .invalidPath(path: raw, reason: "files inside .git/ are git's own")
         }
         if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
             throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
         }
-        // An open buffer was checked when it opened, and every save checks again (AtomicWriter):
-        // a realpath per request would cost more than the rest of a small edit.
-        if buffers[path] == nil, let target = Self.resolvedTarget(root + "/" + path), !target.hasPrefix(root + "/") {
+        if buffers[path] != nil { return path }
+        // The file itself may be a link out; every save checks again (AtomicWriter).
+        if let target = PhysicalPath.of(root + "/" + path), !target.hasPrefix(rootPrefix) {
             throw .invalidPath(path: raw, reason: "it leads outside the root (to \(target)) through a symbolic link")
         }
         return path
-    }
-
-    /// Where `absolute` really leads: the file itself when it exists, else its nearest existing
-    /// directory with the rest appended.
-    private static func resolvedTarget(_ absolute: String) -> String? {
-        var head = absolute
-        var tail: [Substring] = []
-        while !head.isEmpty && head != "/" {
-            if let real = realpath(head, nil) {
-                defer { free(real) }
-                return ([String(cString: real)] + tail.reversed().map(String.init)).joined(separator: "/")
-            }
-            guard let slash = head.lastIndex(of: "/") else { return nil }
-            tail.append(head[head.index(after: slash)...])
-            head = String(head[..<slash])
-        }
-        return nil
     }
 }

@@ -46,11 +46,12 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    /// A path as the user typed it, made absolute against the current directory (the agent takes
-    /// absolute paths inside its root).
+    /// A path as the user typed it, made absolute against the current directory and nothing more:
+    /// the agent resolves symbolic links and `..` as the kernel does (a relative link against its
+    /// own folder). Foundation's `standardizingPath` resolved a relative link against the current
+    /// directory instead, and sent writes to the wrong file.
     static func absolute(_ path: String) -> String {
-        let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return (joined as NSString).standardizingPath
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }
 
