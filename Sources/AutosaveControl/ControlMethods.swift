@@ -17,7 +17,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             let path = try await workspace.resolve(try params.string("path"))
             let edit = try await workspace.accept(
                 path, try params.content(), changeID: try params.optionalUUID("changeId"),
-                ifRevision: try params.optionalInt("ifRevision"))
+                ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
             return (.object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit)
         } catch {
             throw RPCError(answering: error)
@@ -50,7 +50,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 let path = try await workspace.resolve(try params.string("path"))
                 let revision = try await workspace.write(
                     path, try params.content(), changeID: try params.optionalUUID("changeId"),
-                    ifRevision: try params.optionalInt("ifRevision"))
+                    ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
                 return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
             case .save:
                 if try params.optionalBool("all") == true || params.value("paths") == nil {
@@ -83,7 +83,14 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 await workspace.sync()
                 return .object([member("synced", .bool(true))])
             case .shutdown:
-                return .object([member("stopping", .bool(true))])
+                // Flushed before the answer, so the client hears where every edit went; the
+                // agent's own final flush then finds nothing left (or only edits made since).
+                let outcome = await workspace.flush()
+                return .object([
+                    member("stopping", .bool(true)), member("saved", .number(String(outcome.saved))),
+                    member("copied", .array(outcome.copied.map { .object([member("path", .string($0.path)), member("copy", .string($0.copy))]) })),
+                    member("lost", .array(outcome.lost.map { .string($0) })),
+                ])
             case .subscribe:
                 return .object([member("subscribed", .bool(true))])
             }
@@ -109,6 +116,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .invalidPath(let path, _): .object([member("reason", .string("invalidPath")), member("path", .string(path))])
         case .notOpen(let path): .object([member("reason", .string("notOpen")), member("path", .string(path))])
         case .noSuchFile(let path): .object([member("reason", .string("noSuchFile")), member("path", .string(path))])
+        case .noSuchFolder(let path, let folder):
+            .object([member("reason", .string("noSuchFolder")), member("path", .string(path)), member("folder", .string(folder))])
         case .tooLarge(let path, _, _): .object([member("reason", .string("tooLarge")), member("path", .string(path))])
         case .unreadable: .object([member("reason", .string("unreadable"))])
         case .saveFailed(let path, _): .object([member("reason", .string("saveFailed")), member("path", .string(path))])

@@ -161,10 +161,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Parameters:
     ///   - changeID: makes a retry safe: the same id is applied once.
     ///   - ifRevision: refuse the edit unless the buffer is at this revision.
+    ///   - createParents: make the file's missing folders (inside the root) instead of refusing.
     /// - Returns: the new revision.
-    /// - Throws: `WorkspaceError.staleRevision`, `.invalidPath`, `.tooLarge`, `.unreadable`.
-    public func write(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
-        let accepted = try await accept(path, content, changeID: changeID, ifRevision: ifRevision)
+    /// - Throws: `WorkspaceError.staleRevision`, `.invalidPath`, `.tooLarge`, `.unreadable`,
+    ///   `.noSuchFolder` when the file does not exist and neither does its folder.
+    public func write(
+        _ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil, createParents: Bool = false
+    ) async throws(WorkspaceError) -> Int {
+        let accepted = try await accept(path, content, changeID: changeID, ifRevision: ifRevision, createParents: createParents)
         try await accepted.waitUntilDurable()
         return accepted.revision
     }
@@ -174,8 +178,22 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// `waitUntilDurable()` before it acknowledges this one. Edits apply in call order.
     ///
     /// - Throws: as `write`.
-    public func accept(_ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> AcceptedEdit {
-        let buffer = try await buffer(for: try normalize(path))
+    public func accept(
+        _ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil, createParents: Bool = false
+    ) async throws(WorkspaceError) -> AcceptedEdit {
+        let key = try normalize(path)
+        let wasOpen = buffers[key] != nil
+        let buffer = try await buffer(for: key)
+        // A file that is not there: its folder must be, or the edit would have nowhere to land.
+        if await buffer.base == nil {
+            do { try prepareFolder(for: key, createParents: createParents) } catch {
+                if !wasOpen, buffers[key] === buffer, await !buffer.isDirty {
+                    buffers[key] = nil
+                    await buffer.markClosed()
+                }
+                throw error
+            }
+        }
         let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
         return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
     }
@@ -305,11 +323,19 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
 
-    /// Stops taking changes, saves every dirty buffer, and stops watching.
-    ///
-    /// - Returns: how many buffers were saved, and how many could not be.
+    /// Stops taking changes, saves every dirty buffer (`flush()`), and stops watching.
     @discardableResult
-    public func shutdown() async -> (saved: Int, failed: Int) {
+    public func shutdown() async -> FlushOutcome {
+        let outcome = await flush()
+        await watcher.stop()
+        broadcast.finish()
+        return outcome
+    }
+
+    /// Saves every dirty buffer now. An edit that cannot be saved at its path goes to a conflict
+    /// copy, so it is on disk somewhere; one that cannot even be copied is logged `lost-to-disk`
+    /// with where the journal keeps it.
+    public func flush() async -> FlushOutcome {
         var dirty: [(String, FileBuffer<C>)] = []
         for key in FlushOrder.interleavingDirectories(Array(buffers.keys)) {
             guard let buffer = buffers[key], await buffer.isDirty else { continue }
@@ -318,32 +344,71 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         // Saves overlap: each waits mostly on its fsyncs, which the filesystem can commit together.
         // They are taken a directory at a time in turn, so those in flight rarely share a directory.
         let logger = self.logger
-        let (saved, failed) = await withTaskGroup(of: Bool.self) { group in
-            var results = (saved: 0, failed: 0)
+        let journal = context.journal.map { _ in configuration.stateDirectory + "/journal" }
+        return await withTaskGroup(of: FlushedBuffer.self) { group in
+            var outcome = FlushOutcome()
             var next = dirty.makeIterator()
             func startOne() -> Bool {
                 guard let (key, buffer) = next.next() else { return false }
                 group.addTask {
-                    var isSaved = true
-                    do { try await buffer.save() } catch {
-                        logger.error("save-failed", metadata: ["path": "\(key)", "error": "\(error)", "next": "exiting with the edit unsaved"])
-                        isSaved = false
+                    let flushed: FlushedBuffer
+                    do {
+                        try await buffer.save()
+                        flushed = .saved
+                    } catch {
+                        flushed = await Self.keepAside(buffer, path: key, failure: error, journal: journal, logger: logger)
                     }
                     await buffer.cancelTimer()
-                    return isSaved
+                    return flushed
                 }
                 return true
             }
             for _ in 0..<Self.concurrentSaves where startOne() {}
-            for await success in group {
-                if success { results.saved += 1 } else { results.failed += 1 }
+            for await flushed in group {
+                switch flushed {
+                case .saved: outcome.saved += 1
+                case .copied(let copied): outcome.copied.append(copied)
+                case .lost(let path): outcome.lost.append(path)
+                }
                 _ = startOne()
             }
-            return results
+            return outcome
         }
-        await watcher.stop()
-        broadcast.finish()
-        return (saved, failed)
+    }
+
+    /// How one buffer's flush ended.
+    private enum FlushedBuffer: Sendable {
+        case saved
+        case copied(FlushOutcome.Copied)
+        case lost(String)
+    }
+
+    /// A buffer whose save failed at flush: its edit goes to a conflict copy, or is reported lost.
+    private static func keepAside(
+        _ buffer: FileBuffer<C>, path: String, failure: any Error, journal: String?, logger: Logger
+    ) async -> FlushedBuffer {
+        do {
+            let copy = try await buffer.keepAside()
+            logger.error(
+                "save-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(failure)",
+                    "next": copy.map { "the unsaved edit is in the conflict copy \($0)" } ?? "nothing unsaved is left",
+                ])
+            return copy.map { .copied(.init(path: path, copy: $0)) } ?? .saved
+        } catch {
+            let revision = await buffer.revision
+            logger.error(
+                "lost-to-disk",
+                metadata: [
+                    "path": "\(path)", "revision": "\(revision)", "error": "\(failure); conflict copy: \(error)",
+                    "journal": "\(journal ?? "off")",
+                    "next": journal == nil
+                        ? "the edit is on disk nowhere and the journal is off: it is lost when the agent exits"
+                        : "the edit is in the journal only (revision \(revision)); the next start brings it back",
+                ])
+            return .lost(path)
+        }
     }
 
     /// Saves in flight at once during the final flush: 64 flushed 1,000 buffers in a median 0.44 ×

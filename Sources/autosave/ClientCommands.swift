@@ -11,6 +11,7 @@ struct WriteCommand: AsyncParsableCommand {
     @Argument(help: "The file to write.") var path: String
     @Option(name: .long, help: "Read the content from FILE instead of stdin.") var from: String?
     @Option(name: .long, help: "Refuse unless the buffer is at this revision.") var ifRevision: Int?
+    @Flag(name: .long, help: "Make PATH's missing folders (inside the root) instead of refusing the write.") var parents = false
 
     func run() async throws {
         let bytes: [UInt8]
@@ -29,6 +30,7 @@ struct WriteCommand: AsyncParsableCommand {
             params.append(field("contentBase64", .string(Data(bytes).base64EncodedString())))
         }
         if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
+        if parents { params.append(field("createParents", .bool(true))) }
         print(try await client.call(.write, params).jsonText)
     }
 }
@@ -98,11 +100,27 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws { _ = try await client.call(.sync) }
 }
 
-/// `autosave stop`: the agent saves everything and exits.
+/// `autosave stop`: the agent saves everything and exits; exit status 1 when an edit could be
+/// put on disk nowhere (the agent names its journal record in its log).
 struct StopCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop the agent (it saves every dirty buffer first).")
+    static let configuration = CommandConfiguration(
+        commandName: "stop", abstract: "Stop the agent (it saves every dirty buffer first).",
+        discussion: "An edit that cannot be saved at its path is saved as a conflict copy (named on stderr); exit status 1 when even that failed.")
     @OptionGroup var client: ClientOptions
-    func run() async throws { _ = try await client.call(.shutdown) }
+
+    func run() async throws {
+        let answer = try await client.call(.shutdown)
+        for copied in answer["copied"]?.arrayValue ?? [] {
+            if let path = copied["path"]?.stringValue, let copy = copied["copy"]?.stringValue {
+                printError("\(path) could not be saved at its path; its unsaved edit is in \(copy)")
+            }
+        }
+        let lost = (answer["lost"]?.arrayValue ?? []).compactMap(\.stringValue)
+        for path in lost {
+            printError("\(path): the unsaved edit is on disk nowhere (not saved, no conflict copy); it is in the agent's journal only, see its log")
+        }
+        if !lost.isEmpty { throw ExitStatus.failure }
+    }
 }
 
 /// `autosave open|close|rm PATH`.

@@ -52,6 +52,9 @@ struct RunCommand: AsyncParsableCommand {
             try await group.run()
         } catch is RootRemoved {
             throw ExitStatus.failure
+        } catch is EditsNotOnDisk {
+            // Each is logged (`lost-to-disk`) with its journal record.
+            throw ExitStatus.failure
         } catch {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure

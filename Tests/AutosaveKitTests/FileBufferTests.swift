@@ -194,6 +194,7 @@ import Testing
         for path in ["../x", "a/../../x", "/etc/passwd", ".git/config", ".autosave/journal", ""] {
             await #expect(throws: WorkspaceError.self, "\(path)") { try await harness.write(path, "x") }
         }
+        try FileManager.default.createDirectory(atPath: harness.project.url("a/b"), withIntermediateDirectories: true)
         #expect(try await harness.write("./a/./b//c.txt", "ok") == 1)
         #expect(await harness.workspace.status().map(\.path) == ["a/b/c.txt"])
         await harness.stop()

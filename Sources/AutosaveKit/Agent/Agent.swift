@@ -83,19 +83,20 @@ public struct Agent: Service {
         } onGracefulShutdown: {
             notifier?.send("STOPPING=1", logger: logger)
             stopping.start(clock.now)
-            flushed.start { await current.get()?.shutdown() ?? (0, 0) }
+            flushed.start { await current.get()?.shutdown() ?? FlushOutcome() }
         }
         if let error = flushed.failure { throw error }
         if let workspace = current.get(), await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
         let elapsed = stopping.started.map { clock.now - $0 } ?? .zero
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        let (saved, failed) = await flushed.result()
-        logger.info(
-            "shutdown",
-            metadata: [
-                "root": "\(configuration.root)", "saved": "\(saved)", "failed": "\(failed)",
-                "ms": "\((milliseconds * 10).rounded() / 10)",
-            ])
+        let outcome = await flushed.result()
+        var metadata: Logger.Metadata = [
+            "root": "\(configuration.root)", "saved": "\(outcome.saved)", "failed": "\(outcome.failed)",
+            "ms": "\((milliseconds * 10).rounded() / 10)",
+        ]
+        if !outcome.lost.isEmpty { metadata["lost"] = "\(outcome.lost.count)" }
+        logger.log(level: outcome.lost.isEmpty ? .info : .error, "shutdown", metadata: metadata)
+        if !outcome.lost.isEmpty { throw EditsNotOnDisk(paths: outcome.lost) }
     }
 
     /// Runs one workspace and its control socket until the workspace stops; `ready` once the
@@ -125,6 +126,13 @@ public struct Agent: Service {
 }
 
 import Synchronization
+
+/// The agent stopped with edits that are on disk nowhere (each logged `lost-to-disk`, with its
+/// journal record); `autosave run` exits with status 1.
+public struct EditsNotOnDisk: Error, CustomStringConvertible {
+    public let paths: [String]
+    public var description: String { "stopped with unsaved edits on disk nowhere: \(paths.joined(separator: ", "))" }
+}
 
 /// The agent stopped because its root was deleted under it (`root-removed` says where the
 /// unsaved edits went); `autosave run` exits with status 1.
@@ -207,17 +215,17 @@ private final class WorkspaceBox: Sendable {
 /// The final flush, started from the shutdown handler and awaited once the agent stopped; or
 /// why the agent could not start (again) at all.
 private final class FlushBox: Sendable {
-    private let task = Mutex<Task<(saved: Int, failed: Int), Never>?>(nil)
+    private let task = Mutex<Task<FlushOutcome, Never>?>(nil)
     private let error = Mutex<(any Error)?>(nil)
 
     func fail(_ failure: any Error) { error.withLock { $0 = failure } }
     var failure: (any Error)? { error.withLock { $0 } }
 
-    func start(_ flush: @escaping @Sendable () async -> (saved: Int, failed: Int)) {
+    func start(_ flush: @escaping @Sendable () async -> FlushOutcome) {
         task.withLock { $0 = Task { await flush() } }
     }
 
-    func result() async -> (saved: Int, failed: Int) {
-        await task.withLock { $0 }?.value ?? (0, 0)
+    func result() async -> FlushOutcome {
+        await task.withLock { $0 }?.value ?? FlushOutcome()
     }
 }

@@ -42,6 +42,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
     private var appliedChanges: [UUID: Int] = [:]
     private var appliedOrder: [UUID] = []
+    /// The revision last copied aside because its file had nowhere to land, and the copy.
+    var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
     var needsReconcile = false
     /// Callers of `save()` waiting for the save in flight.
@@ -264,6 +266,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                     "next": "the buffer stays dirty; retrying in \(milliseconds) ms",
                 ])
             context.emit(.saveFailed(path: path, error: error.description, retryInMilliseconds: milliseconds))
+            if error.isNowhereToLand { await keepAsideOrLog() }
             rescheduleTimer()
             if needsReconcile { await reconcileWithDisk() }
             return error

@@ -8,6 +8,9 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     case notOpen(path: String)
     /// There is no file to remove at the path (and no buffer had one coming).
     case noSuchFile(path: String)
+    /// The folder a new file would be created in does not exist (and the client did not ask for
+    /// it to be made): an edit accepted there would have nowhere to land.
+    case noSuchFolder(path: String, folder: String)
     /// The file could not be read into a buffer.
     case unreadable(DiskVersion.ReadError)
     /// A save failed; the buffer is still dirty and will retry.
@@ -24,6 +27,8 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
             "\(path) is at revision \(current), not \(expected): it was edited meanwhile; read it again and retry"
         case .notOpen(let path): "\(path) is not open"
         case .noSuchFile(let path): "\(path): no such file; nothing was removed"
+        case .noSuchFolder(let path, let folder):
+            "\(path): folder \(folder) does not exist; nothing was changed (`write --parents`, or \"createParents\": true, makes it)"
         case .unreadable(let error): error.description
         case .saveFailed(let path, let error): "saving \(path) failed: \(error); the buffer stays dirty and retries"
         case .journalFailed(let error):

@@ -234,23 +234,45 @@ public struct AtomicWriter: Sendable {
             resolved = String(cString: real)
             free(real)
         } else {
-            // A file that does not exist yet: resolve its directory, keep its name.
-            guard let slash = absolute.lastIndex(of: "/") else { throw .outsideRoot(path: path, target: absolute) }
-            let parent = String(absolute[..<slash])
-            let name = String(absolute[absolute.index(after: slash)...])
-            if let status = Fingerprint.of(absolute), status.isSymbolicLink {
-                // A symlink to nothing: refuse to invent where it should lead.
-                throw .system(path: path, operation: "resolve symlink", .noSuchFileOrDirectory)
+            // A file that does not exist yet: resolve its directory, keep its name. A symlink to
+            // nothing leads where the kernel would create the file (`echo x > link` does): its
+            // target, taken relative to the link's own folder, through a chain of such links.
+            var candidate = absolute
+            for _ in 0..<Self.symlinkHopLimit {
+                guard let slash = candidate.lastIndex(of: "/") else { throw .outsideRoot(path: path, target: candidate) }
+                let parent = String(candidate[..<slash])
+                let name = String(candidate[candidate.index(after: slash)...])
+                guard let real = realpath(parent.isEmpty ? "/" : parent, nil) else {
+                    throw .system(path: path, operation: "resolve directory", Errno(rawValue: errno))
+                }
+                let folder = String(cString: real)
+                free(real)
+                resolved = folder + "/" + name
+                guard let status = Fingerprint.of(resolved), status.isSymbolicLink else { break }
+                guard let target = Self.linkTarget(resolved) else {
+                    throw .system(path: path, operation: "resolve symlink", Errno(rawValue: errno))
+                }
+                candidate = target.hasPrefix("/") ? target : folder + "/" + target
+                resolved = ""
             }
-            guard let real = realpath(parent, nil) else { throw .system(path: path, operation: "resolve directory", Errno(rawValue: errno)) }
-            resolved = String(cString: real) + "/" + name
-            free(real)
+            if resolved.isEmpty { throw .system(path: path, operation: "resolve symlink", .tooManySymbolicLinkLevels) }
         }
         guard resolved.hasPrefix(root + "/") else { throw .outsideRoot(path: path, target: resolved) }
         let slash = resolved.lastIndex(of: "/")!
         return Target(
             directory: String(resolved[..<slash]), name: String(resolved[resolved.index(after: slash)...]),
             displayPath: String(resolved.dropFirst(root.count + 1)))
+    }
+
+    /// As many links as the kernel follows in one path (`MAXSYMLINKS`) before `ELOOP`.
+    static var symlinkHopLimit: Int { 40 }
+
+    /// What the symbolic link at `path` holds; nil (errno set) when it cannot be read.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `.<name>.autosave-<random>.tmp`: reserved for the agent and ignored by its watcher.

@@ -12,6 +12,11 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A system call failed (`EACCES`, `ENOSPC`, `EROFS`, `EIO`, a failed `fsync`, …).
     case system(path: String, operation: String, Errno)
 
+    /// Whether the file has nowhere to land: its folder (or the folder a symlink leads to) is gone.
+    public var isNowhereToLand: Bool {
+        errno == .noSuchFileOrDirectory || errno == .notDirectory
+    }
+
     /// The errno behind the failure, when there is one.
     public var errno: Errno? {
         if case .system(_, _, let errno) = self { return errno }

@@ -1,0 +1,45 @@
+import Logging
+
+extension FileBuffer {
+    /// Writes the unsaved content as a conflict copy when the buffer's file has nowhere to land
+    /// (its folder was removed, or a link leads into a folder that does not exist), so the edit
+    /// is on disk somewhere while the agent runs. Once per revision; the buffer stays open at its
+    /// path and dirty, and saves there again when the folder is back.
+    ///
+    /// - Returns: the copy's path as shown in the log; nil when there was nothing to keep (clean,
+    ///   or a pending delete).
+    /// - Throws: `WriteError` when the copy could not be written either.
+    func keepAside() async throws(WriteError) -> String? {
+        guard isDirty, let content else { return nil }
+        if let copiedAside, copiedAside.revision == revision { return copiedAside.copy }
+        let copies = context.copies
+        let path = self.path
+        let revision = self.revision
+        let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
+            try copies.keep(content, of: path, revision: revision)
+        }
+        let copy = context.shown(kept.path)
+        copiedAside = (revision, copy)
+        context.logger.warning(
+            "conflict",
+            metadata: [
+                "path": "\(path)", "kind": "removed", "kept": "buffer", "copy": "\(copy)", "revision": "\(revision)",
+                "next": "its folder is gone, so the unsaved edits are in the copy; the buffer stays open and saves at its path once the folder is back",
+            ])
+        context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: copy))
+        return copy
+    }
+
+    /// `keepAside()`, its failure logged (`conflict-copy-failed`): the edit is then in memory and
+    /// the journal only, and the buffer keeps retrying.
+    func keepAsideOrLog() async {
+        do { _ = try await keepAside() } catch {
+            context.logger.error(
+                "conflict-copy-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "the unsaved edits are in the buffer and the journal only; retrying the save with backoff",
+                ])
+        }
+    }
+}
