@@ -21,9 +21,11 @@ public final class ControlClient: Sendable {
 
     /// Sends one request and returns its result, or throws the agent's error.
     ///
-    /// Events arriving before the response are handed to `onEvent`.
+    /// With `onEvent` (a subscription), the connection is read until the agent closes it: the
+    /// answer is handed over with a nil method, then each notification with its method (`event`,
+    /// or `dropped` when the subscriber fell too far behind and is let go).
     public func call(
-        _ method: RPCMethod, _ params: [JSONMember] = [], onEvent: (@Sendable (JSONValue) -> Void)? = nil
+        _ method: RPCMethod, _ params: [JSONMember] = [], onEvent: (@Sendable (_ method: String?, _ value: JSONValue) -> Void)? = nil
     ) async throws -> JSONValue {
         try await channel.executeThenClose { inbound, outbound in
             try await self.exchange(method, params, inbound: inbound, outbound: outbound, keepReading: onEvent, stopAfterResponse: onEvent == nil)
@@ -32,7 +34,7 @@ public final class ControlClient: Sendable {
 
     private func exchange(
         _ method: RPCMethod, _ params: [JSONMember], inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (JSONValue) -> Void)?,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (String?, JSONValue) -> Void)?,
         stopAfterResponse: Bool
     ) async throws -> JSONValue {
         let request = JSONValue.object([
@@ -51,10 +53,12 @@ public final class ControlClient: Sendable {
                 result = value
                 if stopAfterResponse { return value }
                 // A subscription: the answer says it is in place; events follow.
-                keepReading?(value)
+                keepReading?(nil, value)
                 continue
             }
-            if let params = members.first(where: { $0.key == "params" })?.value { keepReading?(params) }
+            if let params = members.first(where: { $0.key == "params" })?.value {
+                keepReading?(members.first { $0.key == "method" }?.value.stringValue ?? "", params)
+            }
         }
         guard let result else { throw ControlClientError.disconnected }
         return result

@@ -34,7 +34,9 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: limit)))
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    // Half closure: a subscriber let go reads everything sent to it, then the end.
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                 }
             }
     }
@@ -134,11 +136,27 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(let request):
                     if request.method == RPCMethod.subscribe.rawValue, subscription == nil {
-                        let events = methods.workspace.events()
+                        let logger = self.logger
+                        let events = methods.workspace.subscribe { backlog in
+                            logger.warning(
+                                "subscriber-dropped",
+                                metadata: [
+                                    "backlog": "\(backlog)",
+                                    "next": "it gets the events held for it, then a `dropped` notice with how many it missed, then the end of its connection",
+                                ])
+                        }
                         subscription = Task {
-                            for await event in events {
+                            for await event in events.events {
                                 await writer.send([RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event))])
                             }
+                            // Told, then let go: a subscriber that cannot keep up must not wait for ever.
+                            guard let missed = events.end() else { return }
+                            await writer.send([
+                                RPCCodec.notification(
+                                    method: "dropped",
+                                    params: .object([member("reason", .string("behind")), member("missed", .number(String(missed)))]))
+                            ])
+                            await writer.close()
                         }
                     }
                     do {
@@ -209,5 +227,11 @@ actor LineWriter {
             buffer.writeInteger(UInt8(ascii: "\n"))
         }
         try? await outbound.write(buffer)
+    }
+
+    /// Ends the sending side once what was sent is written (half closure): the client reads
+    /// the end after it, and its own requests are still read until it closes.
+    func close() {
+        outbound.finish()
     }
 }

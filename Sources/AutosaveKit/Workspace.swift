@@ -135,7 +135,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     /// Every event from now on (`saved`, `conflict`, external changes, …).
-    public nonisolated func events() -> AsyncStream<AgentEvent> { broadcast.subscribe() }
+    public nonisolated func events() -> AsyncStream<AgentEvent> { broadcast.subscribe().events }
+
+    /// Every event from now on, for a subscriber that must be told when it fell too far behind
+    /// (`EventSubscription.end()`) rather than be starved in silence; `onCutOff` runs at the
+    /// moment it falls `backlog` events behind.
+    public nonisolated func subscribe(onCutOff: @escaping @Sendable (_ backlog: Int) -> Void) -> EventSubscription {
+        broadcast.subscribe { onCutOff(EventBroadcast.backlog) }
+    }
 
     // MARK: - Requests
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import AutosaveControl
 import AutosaveKit
 import Foundation
+import Synchronization
 
 /// `autosave write PATH`: replaces a buffer's content (stdin, or `--from FILE`).
 struct WriteCommand: AsyncParsableCommand {
@@ -155,8 +156,15 @@ struct EventsCommand: AsyncParsableCommand {
     @OptionGroup var client: ClientOptions
     func run() async throws {
         let connection = try await client.connect()
-        _ = try await connection.call(.subscribe) { event in
-            StandardOutput.write(Array((event.jsonText + "\n").utf8))
+        let dropped = Mutex<JSONValue?>(nil)
+        _ = try await connection.call(.subscribe) { method, value in
+            guard method != "dropped" else { return dropped.withLock { $0 = value } }
+            StandardOutput.write(Array((value.jsonText + "\n").utf8))
+        }
+        if let notice = dropped.withLock({ $0 }) {
+            let missed = notice["missed"]?.jsonText ?? "?"
+            printError("the agent let this subscription go: it fell behind and missed \(missed) events; run `autosave events` again to go on")
+            throw ExitStatus.failure
         }
     }
 }

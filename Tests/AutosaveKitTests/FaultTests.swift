@@ -109,15 +109,20 @@ import Testing
         for number in 0...EventBroadcast.backlog {
             broadcast.emit(.saved(path: "f\(number)", revision: number, bytes: 1))
         }
+        // Missed until it has been told: the one over the backlog and two more.
+        broadcast.emit(.saved(path: "h1", revision: 1, bytes: 1))
+        broadcast.emit(.saved(path: "h2", revision: 1, bytes: 1))
         var received = 0
-        for await _ in lagging { received += 1 }
+        for await _ in lagging.events { received += 1 }
         #expect(received == EventBroadcast.backlog, "the stream held the backlog, then ended")
+        #expect(lagging.end() == 3, "it is told how many it missed")
         let fresh = broadcast.subscribe()
         broadcast.emit(.saved(path: "g", revision: 1, bytes: 1))
         broadcast.finish()
         var freshCount = 0
-        for await _ in fresh { freshCount += 1 }
+        for await _ in fresh.events { freshCount += 1 }
         #expect(freshCount == 1, "other subscribers are not affected")
+        #expect(fresh.end() == nil, "a subscriber that kept up missed nothing")
     }
 }
 
