@@ -77,6 +77,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                         member("files", .number(String(watcher.files))),
                         member("pendingChanges", .number(String(watcher.pendingChanges))),
                         member("reportedChanges", .number(String(watcher.reportedChanges))),
+                        member("heldForWriters", .number(String(watcher.heldForWriters))),
                     ])),
                 ])
             case .sync:

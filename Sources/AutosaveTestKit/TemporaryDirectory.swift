@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A real directory under the system's temp folder, removed when the value is released.
 ///
@@ -34,8 +35,24 @@ public final class TemporaryDirectory: Sendable {
         let target = url(relative)
         try FileManager.default.createDirectory(
             atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(content.utf8).write(to: URL(fileURLWithPath: target))
+        try Self.writeFile(target, Array(content.utf8))
         return target
+    }
+
+    /// Writes `bytes` to the file at `path` in place (open, truncate, write, close), as a shell
+    /// redirect does. The descriptor is close-on-exec: a process another test spawns meanwhile
+    /// would otherwise keep it (Foundation's `Data.write` leaves it inheritable), and the agent
+    /// would rightly see the file held open for writing for that process's whole life.
+    public static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            guard written >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            offset += written
+        }
     }
 
     /// Reads `relative` as UTF-8.

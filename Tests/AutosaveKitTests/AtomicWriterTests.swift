@@ -49,8 +49,8 @@ import Testing
         try project.write("tagged.txt", "old")
         let value = Array("keep me".utf8)
         let fd = open(project.url("tagged.txt"), O_WRONLY)
-        defer { close(fd) }
         let set = value.withUnsafeBytes { CAutosaveShims_setAttribute(fd, "user.note", $0.baseAddress, $0.count) }
+        close(fd)  // Held open for writing, the file would be written in place (see OpenWriterTests).
         try #require(set == 0)
         let before = try #require(fingerprint("tagged.txt"))
         let after = try writer.write(Array("new".utf8), to: "tagged.txt", expecting: before)
@@ -68,9 +68,10 @@ import Testing
         // not inherit it, while the user's tag goes over.
         try project.write("f.txt", "old")
         let fd = open(project.url("f.txt"), O_WRONLY)
-        defer { close(fd) }
-        try #require(CAutosaveShims_setAttribute(fd, "trusted.note", "t", 1) == 0)
-        try #require(CAutosaveShims_setAttribute(fd, "user.note", "u", 1) == 0)
+        let trusted = CAutosaveShims_setAttribute(fd, "trusted.note", "t", 1)
+        let user = CAutosaveShims_setAttribute(fd, "user.note", "u", 1)
+        close(fd)
+        try #require(trusted == 0 && user == 0)
         let before = try #require(fingerprint("f.txt"))
         let after = try writer.write(Array("new".utf8), to: "f.txt", expecting: before)
         #expect(after.inode != before.inode)

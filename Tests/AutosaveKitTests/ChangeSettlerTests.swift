@@ -16,6 +16,12 @@ import Testing
         settler.record(FileEvent(path: to, kind: .movedTo, cookie: cookie), at: at(time))
     }
 
+    /// A write finished: the writer's modification, then its close.
+    func wrote(_ settler: inout ChangeSettler<Instant>, _ path: String, at time: Int) {
+        settler.record(FileEvent(path: path, kind: .modified), at: at(time))
+        settler.record(FileEvent(path: path, kind: .closedAfterWrite), at: at(time))
+    }
+
     @Test func aBurstSettlesOnceAfterItsLastEvent() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "a", kind: .modified), at: at(0))
@@ -28,8 +34,8 @@ import Testing
 
     @Test func namesSettleIndependently() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
-        settler.record(FileEvent(path: "a", kind: .modified), at: at(0))
-        settler.record(FileEvent(path: "b", kind: .modified), at: at(40))
+        wrote(&settler, "a", at: 0)
+        wrote(&settler, "b", at: 40)
         #expect(settler.takeDue(at: at(60)).map(\.names) == [["a"]])
         #expect(settler.takeDue(at: at(90)).map(\.names) == [["b"]])
     }
@@ -37,7 +43,7 @@ import Testing
     @Test func aRenameLeavesWithItsDestination() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         moved(&settler, "old", "new", cookie: 7, at: 0)
-        settler.record(FileEvent(path: "new", kind: .modified), at: at(30))
+        wrote(&settler, "new", at: 30)
         #expect(settler.takeDue(at: at(60)).isEmpty, "the source waits for its destination")
         #expect(settler.takeDue(at: at(80)) == [Burst(names: ["new", "old"], origins: ["new": .name("old"), "old": .vacated])])
         #expect(settler.nextDeadline() == nil)
@@ -56,7 +62,7 @@ import Testing
         moved(&settler, "t", "a", cookie: 2, at: 10)
         #expect(settler.takeDue(at: at(60)) == [Burst(names: ["a", "t"], origins: ["t": .vacated])])
         #expect(settler.pending.isEmpty)
-        settler.record(FileEvent(path: "a", kind: .modified), at: at(1000))
+        wrote(&settler, "a", at: 1000)
         #expect(settler.takeDue(at: at(1050)) == [Burst(names: ["a"])])
     }
 
@@ -74,7 +80,7 @@ import Testing
         moved(&settler, "a", "t", cookie: 1, at: 0)
         moved(&settler, "b", "a", cookie: 2, at: 1)
         moved(&settler, "t", "b", cookie: 3, at: 2)
-        settler.record(FileEvent(path: "b", kind: .modified), at: at(20))
+        wrote(&settler, "b", at: 20)
         #expect(settler.takeDue(at: at(52)).isEmpty, "b is still busy, and the burst waits for it")
         #expect(
             settler.takeDue(at: at(70))
@@ -89,6 +95,43 @@ import Testing
             if !settler.takeDue(at: at(time)).isEmpty { reported.append(time) }
         }
         #expect(reported == [1000, 2020], "at most maxSettle after the first event of each window")
+    }
+
+    /// A program truncated a file, wrote half, paused, wrote the rest: its half was reported (and
+    /// merged, and saved) as if it were the file. A write with no close after it holds the window.
+    @Test func aWriteNotClosedYetIsHeldUntilTheWriterClosesTheFile() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50), maxSettle: .milliseconds(1000))
+        settler.record(FileEvent(path: "data", kind: .modified), at: at(0))
+        #expect(settler.takeDue(at: at(500)).isEmpty, "held for the writer")
+        #expect(settler.pending["data"]?.isHeld == true)
+        #expect(settler.nextDeadline() == at(1000), "no look before the cap: the close says when")
+        settler.record(FileEvent(path: "data", kind: .modified), at: at(600))
+        settler.record(FileEvent(path: "data", kind: .closedAfterWrite), at: at(600))
+        #expect(settler.nextDeadline() == at(600), "the close ends the write")
+        #expect(settler.takeDue(at: at(600)) == [Burst(names: ["data"])])
+    }
+
+    /// A logger that never closes its file is reported at the cap, as any busy file is.
+    @Test func aWriterThatNeverClosesIsReportedAtTheCap() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50), maxSettle: .milliseconds(1000))
+        settler.record(FileEvent(path: "app.log", kind: .modified), at: at(0))
+        #expect(settler.takeDue(at: at(999)).isEmpty)
+        #expect(settler.takeDue(at: at(1000)) == [Burst(names: ["app.log"])])
+    }
+
+    /// `truncate(2)` modifies a file nobody has open: nothing to wait for.
+    @Test func aWriteByNoOneStillHoldingTheFileIsNotHeld() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50), maxSettle: .milliseconds(1000))
+        settler.record(FileEvent(path: "f", kind: .modified), at: at(0))
+        #expect(settler.takeDue(at: at(50), isHeld: { _ in false }) == [Burst(names: ["f"])])
+    }
+
+    /// A writer's file renamed away or replaced by a rename: the name holds another file now.
+    @Test func aNameReplacedAfterAWriteIsNotHeld() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50), maxSettle: .milliseconds(1000))
+        settler.record(FileEvent(path: "f", kind: .modified), at: at(0))
+        moved(&settler, "f.tmp", "f", cookie: 3, at: 10)
+        #expect(settler.takeDue(at: at(60)).map(\.names) == [["f", "f.tmp"]])
     }
 
     @Test func maxSettleIsNeverShorterThanSettle() {
@@ -106,8 +149,8 @@ import Testing
 
     @Test func pendingNamesAndOriginsFollowADirectoryRename() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
-        settler.record(FileEvent(path: "a/x/f", kind: .modified), at: at(0))
-        settler.record(FileEvent(path: "ab/g", kind: .modified), at: at(0))
+        wrote(&settler, "a/x/f", at: 0)
+        wrote(&settler, "ab/g", at: 0)
         moved(&settler, "a/h", "top", cookie: 4, at: 0)
         settler.moveDirectory(from: "a", to: "b")
         #expect(

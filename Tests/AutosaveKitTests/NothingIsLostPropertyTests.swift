@@ -135,7 +135,7 @@ final class Scenario: @unchecked Sendable {
             // An external write that lands while a save is being written, right before its commit.
             let text = token("external")
             let path = project.url(file)
-            racing.arm { (try? Data(text.utf8).write(to: URL(fileURLWithPath: path))) != nil }
+            racing.arm { (try? TemporaryDirectory.writeFile(path, Array(text.utf8))) != nil }
             try? await harness.workspace.save([file])
             if racing.disarm() { latestExternal[file] = text }
         case 12:

@@ -131,7 +131,7 @@ final class TreeScenario: @unchecked Sendable {
             // As sed -i and most editors save: a temp name (ignored) renamed over the file.
             try tool {
                 guard self.directories.contains(Self.parent(name)) else { return }
-                try Data(self.text().utf8).write(to: URL(fileURLWithPath: project.url(name + ".tmp~")))
+                try TemporaryDirectory.writeFile(project.url(name + ".tmp~"), Array(self.text().utf8))
                 try self.rename(name + ".tmp~", to: name)
             }
         case 6, 7, 8:
@@ -232,7 +232,7 @@ final class TreeScenario: @unchecked Sendable {
 
     func writeInPlace(_ name: String, _ text: String, appending: Bool) throws {
         guard directories.contains(Self.parent(name)) else { return }
-        let fd = open(harness.project.url(name), O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC), 0o644)
+        let fd = open(harness.project.url(name), O_WRONLY | O_CREAT | O_CLOEXEC | (appending ? O_APPEND : O_TRUNC), 0o644)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
         _ = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }

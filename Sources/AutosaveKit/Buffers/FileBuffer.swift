@@ -42,6 +42,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
     private var appliedChanges: [UUID: Int] = [:]
     private var appliedOrder: [UUID] = []
+    /// Since when an autosave has been waiting for another process to close the file.
+    var waitingForWriterSince: C.Instant?
     /// The revision last copied aside because its file had nowhere to land, and the copy.
     var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
@@ -181,22 +183,28 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     // MARK: - Saving
 
-    /// Saves now, whatever the window says, and returns once the bytes are durable on disk.
+    /// Saves now, whatever the window says, and returns once the bytes are durable on disk. A
+    /// file another process holds open for writing is written in place: asked for now, the save
+    /// does not wait for the writer.
     ///
     /// - Throws: `WorkspaceError.saveFailed`; the buffer stays dirty and retries with backoff.
     func save() async throws(WorkspaceError) {
         while isSaving { await waitForSave() }
         guard isDirty, !isClosed else { return }
-        if let error = await performSave() { throw .saveFailed(path: path, error) }
+        if let error = await performSave(heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
     }
 
     private func waitForSave() async {
         await withCheckedContinuation { saveWaiters.append($0) }
     }
 
-    /// Writes the current revision; nil on success (or when the save became a reconcile).
+    /// Writes the current revision; nil on success (or when the save became a reconcile, or
+    /// waits for a writer to close the file).
+    ///
+    /// - Parameter heldOpen: what to do about a file another process holds open for writing; an
+    ///   autosave waits for the close (`.wait`) until `maxDelayMs` after the first unsaved edit.
     @discardableResult
-    func performSave() async -> WriteError? {
+    func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         guard isDirty, !isSaving else { return nil }
         let snapshot = (revision: revision, bytes: content, expected: base?.fingerprint)
         let writer = context.writer
@@ -211,7 +219,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
-                return try writer.commit(bytes, to: path, expecting: snapshot.expected)
+                return try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen)
             }
             result = .success(commit)
         } catch {
@@ -226,15 +234,19 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         case .success(let commit):
             base = commit.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0.fingerprint) }
             schedule.saveSucceeded()
+            waitingForWriterSince = nil
             let elapsed = ContinuousClock.now - started
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             let size = snapshot.bytes?.count ?? 0
-            context.logger.info(
-                snapshot.bytes == nil ? "deleted" : "saved",
-                metadata: [
-                    "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",
-                    "ms": "\((milliseconds * 10).rounded() / 10)",
-                ])
+            var metadata: Logger.Metadata = [
+                "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",
+                "ms": "\((milliseconds * 10).rounded() / 10)",
+            ]
+            if let reason = commit?.inPlace {
+                metadata["inPlace"] = "true"
+                metadata["reason"] = "\(reason.rawValue)"
+            }
+            context.logger.info(snapshot.bytes == nil ? "deleted" : "saved", metadata: metadata)
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
             // Durable and reported; the old version goes now. A save waited on returns after it.
             if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
@@ -246,6 +258,11 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             }
             if isDirty { schedule.edited(at: context.clock.now) } else { schedule.cleaned() }
             rescheduleTimer()
+            if needsReconcile { await reconcileWithDisk() }
+            return nil
+        case .failure(.heldOpen):
+            isSaving = false
+            waitForWriter()
             if needsReconcile { await reconcileWithDisk() }
             return nil
         case .failure(.changedOnDisk):
@@ -310,7 +327,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             }
             return
         }
-        await performSave()
+        // An autosave lets a writer that holds the file open finish first, as long as the
+        // window's cap allows; then it writes in place.
+        let isOverdue = schedule.firstUnsavedEdit.map { TimerWakeUp.isDue($0.advanced(by: schedule.maxDelay), at: context.clock.now) } ?? true
+        await performSave(heldOpen: isOverdue ? .writeInPlace : .wait)
     }
 
     /// Stops the timer (the workspace is closing the buffer).

@@ -51,6 +51,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         var isQueued = false
         /// Whether a kernel event (not only a `touch`) came for the name in this window.
         var hasEvent = false
+        /// Whether the last write to the name came with no close after it: some process still has
+        /// the file open for writing, and may be half way through.
+        var isWriting = false
+        /// Whether the window was held open, to its cap, for that writer.
+        var isHeld = false
     }
 
     /// Names linked by renames, and where their content came from.
@@ -109,6 +114,26 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         case .modified, .closedAfterWrite, .attributesChanged:
             break
         }
+        switch event.kind {
+        case .modified: pending[path]?.isWriting = true
+        // A new file at the name (or none): whoever writes it next says so with its own events.
+        case .created, .deleted, .movedFrom, .movedTo: pending[path]?.isWriting = false
+        case .closedAfterWrite, .attributesChanged: break
+        }
+        if event.kind == .closedAfterWrite, var entry = pending[path] {
+            entry.isWriting = false
+            if entry.isHeld {
+                // The writer closed the file: its window, quiet for `settle` before it was held,
+                // closes now rather than at the cap it was held to.
+                entry.isHeld = false
+                entry.deadline = now
+                entry.isQueued = true
+                pending[path] = entry
+                alarms.insert(Alarm(deadline: entry.deadline, path: path))
+                return
+            }
+            pending[path] = entry
+        }
         push(path, to: now.advanced(by: settle))
     }
 
@@ -133,7 +158,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     func isPending(_ path: String) -> Bool { pending[path] != nil }
 
     /// Takes every burst whose windows have all closed by `now`, ordered by their first name.
-    public mutating func takeDue(at now: Instant) -> [Burst] {
+    ///
+    /// A name written to with no close after it holds its burst until the writer closes the file,
+    /// or the window's cap, if `isHeld` says the file is still open for writing (a writer half
+    /// way through; not a `truncate(2)`, which modifies a file without opening it).
+    public mutating func takeDue(at now: Instant, isHeld: (String) -> Bool = { _ in true }) -> [Burst] {
         var due: [Burst] = []
         while let next = alarms.min, next.deadline <= now {
             alarms.removeMin()
@@ -141,6 +170,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             let group = groups[entry.group] ?? Group(members: [next.path])
             // A partner still busy holds the burst; its own alarm, later, takes everyone.
             if group.members.contains(where: { (pending[$0]?.deadline ?? now) > now }) { continue }
+            if let held = group.members.first(where: { isBeingWritten($0, at: now) && isHeld($0) }) {
+                pending[held]?.isHeld = true
+                push(held, to: pending[held]!.cap)
+                continue
+            }
             let unchanged = Set(group.members.filter { pending[$0]?.hasEvent == false })
             for member in group.members { pending[member] = nil }
             groups[entry.group] = nil
@@ -148,6 +182,13 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         }
         if pending.isEmpty { sources.removeAll() }
         return due.sorted { $0.names[0] < $1.names[0] }
+    }
+
+    /// Whether `path` was written to with no close since, its content is there (not renamed away
+    /// or deleted), and its cap is still ahead: such a window may be held.
+    private func isBeingWritten(_ path: String, at now: Instant) -> Bool {
+        guard let entry = pending[path], entry.isWriting, entry.cap > now else { return false }
+        return origin(of: path) != .vacated
     }
 
     /// A directory was renamed: pending names below it follow, and so do the origins naming it.

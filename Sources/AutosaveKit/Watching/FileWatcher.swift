@@ -187,7 +187,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// The watcher's figures for `status`.
     public var status: WatcherStatus {
-        WatcherStatus(files: known.count, pendingChanges: settler.pending.count, reportedChanges: emittedCount)
+        WatcherStatus(
+            files: known.count, pendingChanges: settler.pending.count, reportedChanges: emittedCount,
+            heldForWriters: settler.pending.values.count(where: \.isHeld))
     }
 
     /// How many names are inside an open settle window.
@@ -324,7 +326,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // before shows as a removal in one burst and a creation in another (the rename's second
         // half came before the new directory was watched), and buffers pair them by identity.
         var changes: [FileChange] = []
-        for burst in settler.takeDue(at: now) { changes += netChanges(of: burst) }
+        // A file some process still holds open for writing may be half written: its window
+        // stays open until the writer closes it, or `maxSettleMs`. Asked only of a name written
+        // with no close since; its close ends the hold, so one look is enough.
+        // (Looked up from the root's descriptor: the root may have been renamed meanwhile.)
+        let root = rootDescriptor
+        let isHeld = { (name: String) in root >= 0 && OpenWriters.isHeld(name, in: root, lookingAgain: false) }
+        for burst in settler.takeDue(at: now, isHeld: isHeld) { changes += netChanges(of: burst) }
         if !changes.isEmpty { emit(changes) }
         let removedSomething = changes.contains { $0.kind == .removed }
         // The kernel says nothing when a root that someone still holds (a shell's working
@@ -430,6 +438,8 @@ public struct WatcherStatus: Sendable, Equatable {
     public var pendingChanges: Int
     /// External changes reported since the start.
     public var reportedChanges: Int
+    /// Pending names held back because a process still has the file open for writing.
+    public var heldForWriters: Int = 0
 }
 
 /// How many events are on their way from the watcher thread to `FileWatcher.run()`.

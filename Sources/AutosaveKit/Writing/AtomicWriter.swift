@@ -58,11 +58,24 @@ public struct AtomicWriter: Sendable {
         return commit.fingerprint
     }
 
+    /// What a save does about a file another process holds open for writing.
+    public enum HeldOpen: Sendable {
+        /// Write nothing and throw `WriteError.heldOpen`: the caller waits for the writer to close.
+        case wait
+        /// Write the file's own inode: an appending writer's later lines land after ours.
+        case writeInPlace
+    }
+
     /// `write`, except that the version the file had is left under the temp name for the caller
     /// to remove (`Commit.displaced`) once it has told the world the save is durable.
     ///
-    /// - Throws: as `write`.
-    public func commit(_ bytes: [UInt8], to path: String, expecting expected: Fingerprint?) throws(WriteError) -> Commit {
+    /// A file another process holds open for writing is never replaced: the writer's later writes
+    /// would go to the replaced inode and be deleted with it. `heldOpen` says what happens then.
+    ///
+    /// - Throws: as `write`, and `.heldOpen` when the file is held open and `heldOpen` is `.wait`.
+    public func commit(
+        _ bytes: [UInt8], to path: String, expecting expected: Fingerprint?, heldOpen: HeldOpen = .writeInPlace
+    ) throws(WriteError) -> Commit {
         let target = try resolve(path)
         let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
@@ -73,7 +86,13 @@ public struct AtomicWriter: Sendable {
         if let current, current.links > 1, hardLinks == .preserve {
             return Commit(
                 fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
-                displaced: nil)
+                displaced: nil, inPlace: .hardLinks)
+        }
+        if let current, OpenWriters.isHeld(target.name, in: directory) {
+            guard heldOpen == .writeInPlace else { throw .heldOpen(path: path) }
+            return Commit(
+                fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
+                displaced: nil, inPlace: .openWriter)
         }
         return try replace(bytes, path: path, target: target, directory: directory, current: current)
     }
@@ -104,21 +123,22 @@ public struct AtomicWriter: Sendable {
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
         var committed = false
+        var isOpen = true
         defer {
-            close(fd)
+            if isOpen { close(fd) }
             if !committed { unlinkat(directory, temp, 0) }
         }
         try writeAll(bytes, to: fd, path: path)
         if let current {
             // What cannot be kept by replacing the file is kept by writing it in place instead.
-            func inPlace() throws(WriteError) -> Commit {
+            func inPlace(_ reason: InPlaceReason) throws(WriteError) -> Commit {
                 Commit(
                     fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
-                    displaced: nil)
+                    displaced: nil, inPlace: reason)
             }
             // The owner first: changing it clears setuid and setgid, so the mode goes on after it.
             if current.owner != getuid() || current.group != getgid(), fchown(fd, current.owner, current.group) != 0 {
-                return try inPlace()
+                return try inPlace(.owner)
             }
             // Tags and the access ACL go over too, all of them or none. They are read through the
             // directory already open, so a directory swapped for a symlink meanwhile cannot lend
@@ -126,15 +146,19 @@ public struct AtomicWriter: Sendable {
             let attributes: ExtendedAttributes
             do { attributes = try ExtendedAttributes.read("/proc/self/fd/\(directory)/\(target.name)") } catch {
                 if Fingerprint.of(target.name, in: directory) == nil { throw .changedOnDisk(path: path) }
-                return try inPlace()
+                return try inPlace(.attributes)
             }
-            do { try attributes.apply(to: fd) } catch { return try inPlace() }
+            do { try attributes.apply(to: fd) } catch { return try inPlace(.attributes) }
         }
         // After the owner and the ACL: the mode is the original's, group bits and ACL mask alike.
         let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
         guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
         if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
         guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat temp file", Errno(rawValue: errno)) }
+        // Closed before it takes the name: a file open for writing is one a writer may be half
+        // way through, and the watcher would hold its change back until the close.
+        close(fd)
+        isOpen = false
         _beforeCommit?(path)
         ownWrites.record(target.displayPath, written)
         // Compare-and-swap: the last look at the target before it is replaced.

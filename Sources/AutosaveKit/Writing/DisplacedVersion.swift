@@ -37,4 +37,18 @@ public struct Commit: Sendable {
     public let fingerprint: Fingerprint
     /// The version it replaced, still to be removed (nil when none was left behind).
     public let displaced: DisplacedVersion?
+    /// Why the file's own inode was written instead of replaced; nil when it was replaced.
+    public var inPlace: InPlaceReason? = nil
+}
+
+/// Why a save wrote the file's own inode rather than swapping a new file in.
+public enum InPlaceReason: String, Sendable {
+    /// Several names link to the file (`write.hardLinks: preserve`).
+    case hardLinks = "hard-links"
+    /// Its owner cannot be given to a new file.
+    case owner
+    /// Its extended attributes or ACL cannot be given to a new file.
+    case attributes
+    /// Another process holds it open for writing, and the save could wait no longer.
+    case openWriter = "open-writer"
 }

@@ -9,6 +9,9 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
     case outsideRoot(path: String, target: String)
     /// The path is a directory or another kind of file that is not a regular file.
     case notARegularFile(path: String)
+    /// Another process holds the file open for writing; nothing was written (the save waits for
+    /// it to close, then writes in place if it will not).
+    case heldOpen(path: String)
     /// A system call failed (`EACCES`, `ENOSPC`, `EROFS`, `EIO`, a failed `fsync`, …).
     case system(path: String, operation: String, Errno)
 
@@ -28,6 +31,7 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .changedOnDisk(let path): "\(path) changed on disk since it was read; nothing was written"
         case .outsideRoot(let path, let target): "\(path) leads outside the root (to \(target)); refused"
         case .notARegularFile(let path): "\(path) is not a regular file"
+        case .heldOpen(let path): "\(path) is open for writing by another process; nothing was written"
         case .system(let path, let operation, let errno): "\(operation) \(path): \(errno.description)"
         }
     }

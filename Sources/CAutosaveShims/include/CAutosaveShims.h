@@ -23,6 +23,14 @@ static inline int CAutosaveShims_renameExchange(int fromDirectory, const char *_
                                                 const char *_Nonnull to) {
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
 }
+/// `fcntl(fd, F_SETLEASE, type)`: `F_RDLCK` is refused with EAGAIN while any process holds the
+/// file open for writing; `F_UNLCK` gives the lease back. Hidden from Swift behind _GNU_SOURCE.
+static inline int CAutosaveShims_setLease(int fd, int type) { return fcntl(fd, F_SETLEASE, type); }
+
+/// Whether a lease may be asked for: the read lease type, and the one that gives a lease back.
+static inline int CAutosaveShims_readLease(void) { return F_RDLCK; }
+static inline int CAutosaveShims_noLease(void) { return F_UNLCK; }
+
 /// `llistxattr`: the NUL-separated attribute names of `path` (its final symlink not followed).
 long CAutosaveShims_listAttributes(const char *_Nonnull path, char *_Nullable names, size_t size);
 

@@ -1,0 +1,91 @@
+import CAutosaveShims
+import Glibc
+
+/// Whether another process holds a file open for writing: a logger appending to it, an editor or
+/// a tool in the middle of writing it.
+///
+/// The agent asks before it replaces a file (the writer's later writes would go to the replaced
+/// inode, then be deleted with it) and before it settles a change (the writer may be half way).
+/// The cheap way first: a read lease (`F_SETLEASE F_RDLCK`), which the kernel refuses with EAGAIN
+/// exactly when the file is open for writing, and which is given back at once. Where leases are
+/// refused for another reason (a file of another owner without `CAP_LEASE`, FUSE, NFS), every
+/// process's open files are looked at in `/proc` instead.
+public enum OpenWriters {
+    /// Whether `name` in `directory` is open for writing by any process; false when it is not a
+    /// regular file or cannot be opened (nothing there to protect).
+    ///
+    /// - Parameter lookingAgain: whether a file found open is looked at again over ~40 ms before
+    ///   it counts as held (see below); the watcher, which hears the writer's close, does not.
+    public static func isHeld(_ name: String, in directory: CInt, lookingAgain: Bool = true) -> Bool {
+        ignoreLeaseBreaks
+        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
+        // A process between fork and exec holds a copy of every descriptor its parent had, for
+        // a few milliseconds: a writer only if it still holds the file a moment later.
+        for pause in lookingAgain ? recheckPauses : [nil] {
+            if CAutosaveShims_setLease(descriptor, CAutosaveShims_readLease()) == 0 {
+                _ = CAutosaveShims_setLease(descriptor, CAutosaveShims_noLease())
+                return false
+            }
+            guard errno == EAGAIN else {
+                return isOpenForWritingByAnyProcess(device: status.st_dev, inode: status.st_ino)
+            }
+            guard let pause else { return true }
+            usleep(pause)
+        }
+        return true
+    }
+
+    /// The pauses (microseconds) between looks at a file found open for writing; nil: the last.
+    private static let recheckPauses: [useconds_t?] = [2_000, 10_000, 30_000, nil]
+
+    /// `isHeld` for an absolute path.
+    public static func isHeld(_ absolutePath: String) -> Bool {
+        guard let slash = absolutePath.lastIndex(of: "/") else { return false }
+        let folder = slash == absolutePath.startIndex ? "/" : String(absolutePath[..<slash])
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return false }
+        defer { close(directory) }
+        return isHeld(String(absolutePath[absolutePath.index(after: slash)...]), in: directory)
+    }
+
+    /// The kernel signals a lease holder (SIGIO, fatal by default) when someone opens the file in
+    /// the instant the lease is held; the lease is given back at once anyway, so the signal is
+    /// ignored, once for the process.
+    private static let ignoreLeaseBreaks: Void = { signal(SIGIO, SIG_IGN) }()
+
+    /// The slow way: every `/proc/PID/fd/N` that is this file, opened with `O_WRONLY` or `O_RDWR`.
+    static func isOpenForWritingByAnyProcess(device: dev_t, inode: ino_t) -> Bool {
+        guard let processes = opendir("/proc") else { return false }
+        defer { closedir(processes) }
+        let me = getpid()
+        while let entry = readdir(processes) {
+            let pid = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let number = Int32(pid), number != me else { continue }
+            guard let descriptors = opendir("/proc/\(pid)/fd") else { continue }
+            defer { closedir(descriptors) }
+            while let fd = readdir(descriptors) {
+                let name = withUnsafeBytes(of: fd.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                guard Int(name) != nil else { continue }
+                var status = stat()
+                guard stat("/proc/\(pid)/fd/\(name)", &status) == 0, status.st_dev == device, status.st_ino == inode else { continue }
+                if isWritable(flagsOf: "/proc/\(pid)/fdinfo/\(name)") { return true }
+            }
+        }
+        return false
+    }
+
+    /// Whether an `fdinfo` file's `flags:` (octal) open the file for writing.
+    private static func isWritable(flagsOf fdinfo: String) -> Bool {
+        guard let bytes = try? FileContents.read(fdinfo) else { return false }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("flags:") {
+            let value = line.dropFirst("flags:".count).trimmingPrefix { $0 == " " || $0 == "\t" }
+            guard let flags = Int32(value, radix: 8) else { return false }
+            return flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR
+        }
+        return false
+    }
+}
