@@ -162,4 +162,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.url(".autosave/conflicts/docs")) == ["notes.txt.20261122-010203.3"])
         await restarted.stop()
     }
+
+    /// A conflicts folder that cannot be made is named with the errno's text: Foundation's error
+    /// code used to be passed on as an errno ("Unknown error 512").
+    @Test func aConflictsFolderThatCannotBeMadeIsAPlainError() throws {
+        let project = try TemporaryDirectory()
+        try project.write(".autosave/conflicts", "a file where the folder goes")
+        let copies = ConflictCopies(stateDirectory: project.url(".autosave"), maxCopiesPerFile: 10, fsync: false)
+        #expect {
+            _ = try copies.keep(Array("edit\n".utf8), of: "docs/notes.txt", revision: 2)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("create conflicts directory \(project.url(".autosave/conflicts/docs"))")
+                && text.contains("Not a directory") && !text.contains("Unknown error") && !text.contains("Domain")
+        }
+    }
 }

@@ -37,11 +37,9 @@ public struct ConflictCopies: Sendable {
         let target = directory + "/" + path
         let parent = (target as NSString).deletingLastPathComponent
         let name = (target as NSString).lastPathComponent
-        do {
-            try FileManager.default.createDirectory(
-                atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .system(path: parent, operation: "create conflicts directory", .init(rawValue: CInt((error as NSError).code)))
+        // mkdir and its errno: Foundation's error code here is a Cocoa one, not an errno.
+        do throws(Errno) { try Folders.make(parent) } catch {
+            throw .system(path: parent, operation: "create conflicts directory", error)
         }
         let writer = AtomicWriter(root: parent, fsync: fsync, hardLinks: .break)
         // Two conflicts of one file in the same second race for a name: the loser takes the next.
