@@ -177,3 +177,20 @@ import Testing
         #expect(recovery.records == [record("a.txt", 1, "three")])
     }
 }
+
+/// Journals written before stay readable: the record checksum is the standard CRC-32.
+@Suite struct CRC32Tests {
+    @Test func theChecksumIsTheStandardCRC32AtEveryLength() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926, "the check value of CRC-32/ISO-HDLC")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<80 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            #expect(CRC32.checksum(bytes) == crc ^ 0xFFFF_FFFF, "\(length) bytes")
+        }
+    }
+}

@@ -153,39 +153,38 @@ public struct JSONReader {
 
     private mutating func parseString() throws(SyntaxError) -> String {
         index += 1
-        // Runs without escapes are validated and appended whole (a copy, not scalar by scalar).
-        var result = ""
+        // Bytes are gathered as they are (runs without escapes copied whole) and made a String
+        // once at the end: 50 MB of text is one validation, not one append per line.
+        var result: [UInt8] = []
         var runStart = index
-        // ASCII needs no validation, and the validating initialiser is slow on small strings.
-        var runIsASCII = true
-        func flush(_ end: Int) throws(SyntaxError) {
-            guard runStart < end else { return }
-            if runIsASCII {
-                result += String(decoding: bytes[runStart..<end], as: UTF8.self)
-                return
-            }
-            guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else {
-                throw SyntaxError(message: "invalid UTF-8 in a string", position: position)
-            }
-            result += text
-            runIsASCII = true
-        }
+        var isASCII = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                try flush(index)
+                result.append(contentsOf: bytes[runStart..<index])
                 index += 1
-                return result
+                if isASCII { return String(decoding: result, as: UTF8.self) }
+                // Escapes only add whole, valid sequences: what fails here is the source's own.
+                guard let text = String(validating: result, as: UTF8.self) else {
+                    throw SyntaxError(message: "invalid UTF-8 in a string", position: position)
+                }
+                return text
             }
             if byte < 0x20 { throw error(byte == 0x0A ? "unterminated string (a newline inside quotes)" : "control character in a string") }
             if byte == UInt8(ascii: "\\") {
-                try flush(index)
+                if result.isEmpty { result.reserveCapacity(Swift.min(bytes.count - runStart, 1 << 30)) }
+                result.append(contentsOf: bytes[runStart..<index])
                 index += 1
-                result.unicodeScalars.append(try parseEscape())
+                let scalar = try parseEscape()
+                if scalar.isASCII {
+                    result.append(UInt8(scalar.value))
+                } else {
+                    UTF8.encode(scalar) { result.append($0) }
+                }
                 runStart = index
                 continue
             }
-            if byte >= 0x80 { runIsASCII = false }
+            if byte >= 0x80 { isASCII = false }
             index += 1
         }
         throw error("unterminated string, found end of file")

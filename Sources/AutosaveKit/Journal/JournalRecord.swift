@@ -131,15 +131,45 @@ enum JournalFormat {
 
 /// CRC-32 (IEEE 802.3), the checksum of every journal record.
 enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
+    /// Slicing by 8: entry `k * 256 + b` is the CRC of byte `b` followed by `k` zero bytes, so
+    /// eight bytes are folded per step (byte at a time, the checksum was a seventh of the agent's
+    /// time on a 50 MB write).
+    private static let table: [UInt32] = {
+        var table = [UInt32](repeating: 0, count: 8 * 256)
+        for index in 0..<256 {
+            var value = UInt32(index)
+            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+            table[index] = value
+        }
+        for k in 1..<8 {
+            for index in 0..<256 {
+                let previous = table[(k - 1) * 256 + index]
+                table[k * 256 + index] = (previous >> 8) ^ table[Int(previous & 0xFF)]
+            }
+        }
+        return table
+    }()
 
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        table.withUnsafeBufferPointer { t in
+            bytes.withUnsafeBufferPointer { input in
+                var offset = 0
+                while offset + 8 <= input.count {
+                    let low = crc ^ (UInt32(input[offset]) | UInt32(input[offset + 1]) << 8
+                        | UInt32(input[offset + 2]) << 16 | UInt32(input[offset + 3]) << 24)
+                    crc = t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+                        ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
+                        ^ t[3 * 256 + Int(input[offset + 4])] ^ t[2 * 256 + Int(input[offset + 5])]
+                        ^ t[256 + Int(input[offset + 6])] ^ t[Int(input[offset + 7])]
+                    offset += 8
+                }
+                while offset < input.count {
+                    crc = t[Int((crc ^ UInt32(input[offset])) & 0xFF)] ^ (crc >> 8)
+                    offset += 1
+                }
+            }
+        }
         return crc ^ 0xFFFF_FFFF
     }
 }
