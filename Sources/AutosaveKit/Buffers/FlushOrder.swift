@@ -1,7 +1,7 @@
 /// The order in which the final flush saves its dirty buffers.
 ///
 /// A save takes its directory's lock three times (create the temp, rename, remove the old
-/// version), so saves in flight in one directory wait on each other; in sorted order the 32
+/// version), so saves in flight in one directory wait on each other; in sorted order the 64
 /// saves in flight would mostly share a directory. Taking one path from each directory in
 /// turn spreads them: a flush of 10 directories of 100 dirty buffers took 0.39 × the
 /// sequential floor instead of 0.58 × (bench figure 5, same machine and hour).

@@ -5,7 +5,7 @@ import SystemPackage
 /// Saves a buffer to disk so that a reader sees the old file or the new one, never a mix, and a
 /// crash loses neither — and never over an edit the buffer has not seen.
 ///
-/// The recipe (see the facts note): resolve symlinks and refuse targets outside the root; write a
+/// The recipe: resolve symlinks and refuse targets outside the root; write a
 /// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
 /// restore the old owner, `user.*` attributes and access ACL, then mode (a change of owner clears
 /// setuid and setgid); `fsync`; check that the file on disk is still the version the buffer was
