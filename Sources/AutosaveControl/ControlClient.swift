@@ -44,7 +44,9 @@ public final class ControlClient: Sendable {
         try await outbound.write(ByteBuffer(string: request.jsonText + "\n"))
         var result: JSONValue?
         for try await line in inbound {
-            guard case .object(let members) = try JSONReader.parse(Array(line.readableBytesView)) else { continue }
+            // Read where the socket put it: a 50 MB answer is not copied out first.
+            let answer = line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }
+            guard case .object(let members) = try answer.get() else { continue }
             if let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error {
                 let message = body.first { $0.key == "message" }?.value
                 throw ControlClientError.refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")

@@ -131,7 +131,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         defer { subscription?.cancel() }
         do {
             for try await line in inbound {
-                switch RPCCodec.decode(Array(line.readableBytesView)) {
+                switch line.withUnsafeReadableBytes({ RPCCodec.decode($0) }) {
                 case .failure(let failure):
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(let request):

@@ -49,6 +49,11 @@ struct RPCFailure: Error {
 enum RPCCodec {
     /// Parses one line; a parse or shape error carries the request id when it could be read.
     static func decode(_ line: [UInt8]) -> Result<RPCRequest, RPCFailure> {
+        line.withUnsafeBytes { decode($0) }
+    }
+
+    /// `decode` of a line the caller holds (the socket's buffer), read in place.
+    static func decode(_ line: UnsafeRawBufferPointer) -> Result<RPCRequest, RPCFailure> {
         let value: JSONValue
         do { value = try JSONReader.parse(line) } catch {
             return .failure(RPCFailure(nil, .parse("invalid JSON at \(error.position): \(error.message)")))

@@ -9,17 +9,26 @@ public struct JSONReader {
         public var position: SourcePosition
     }
 
-    private let bytes: [UInt8]
+    /// The text, borrowed for the parse: a request's line is read where the socket put it.
+    private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var line = 1
     private var lineStart = 0
     private var depth = 0
     private static let maximumDepth = 128
 
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// - Throws: `SyntaxError` naming what was expected and where.
     public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+        // Array's withUnsafeBytes rethrows untyped errors: the typed one goes through a Result.
+        try bytes.withUnsafeBytes { raw in Result { () throws(SyntaxError) in try parse(raw) } }.get()
+    }
+
+    /// `parse` of bytes the caller holds (a socket's buffer): nothing of them is kept.
+    ///
+    /// - Throws: `SyntaxError` naming what was expected and where.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(SyntaxError) -> JSONValue {
         var reader = JSONReader(bytes)
         reader.skipWhitespace()
         let value = try reader.parseValue()
@@ -161,7 +170,7 @@ public struct JSONReader {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                result.append(contentsOf: bytes[runStart..<index])
+                result.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]))
                 index += 1
                 if isASCII { return String(decoding: result, as: UTF8.self) }
                 // Escapes only add whole, valid sequences: what fails here is the source's own.
@@ -173,7 +182,7 @@ public struct JSONReader {
             if byte < 0x20 { throw error(byte == 0x0A ? "unterminated string (a newline inside quotes)" : "control character in a string") }
             if byte == UInt8(ascii: "\\") {
                 if result.isEmpty { result.reserveCapacity(Swift.min(bytes.count - runStart, 1 << 30)) }
-                result.append(contentsOf: bytes[runStart..<index])
+                result.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]))
                 index += 1
                 let scalar = try parseEscape()
                 if scalar.isASCII {
