@@ -151,6 +151,26 @@ import Testing
         await harness.stop()
     }
 
+    /// The same writer found by the autosave itself: the file changed under the edit, but what a
+    /// writer holding it has written so far is not merged; the save waits for the close.
+    @Test func anAutosaveDoesNotMergeWhatAWriterIsHalfWayThrough() async throws {
+        let harness = try await WorkspaceHarness(files: ["data.txt": "a\nb\nc\n"]) { $0.watch.maxSettleMs = 10_000 }
+        _ = try await harness.write("data.txt", "A\nb\nc\n")
+        let writer = try Self.openForWriting(harness.project.url("data.txt"), appending: false)
+        Self.write(writer, "a\nb\n")
+        await harness.workspace.watcherBarrier()
+        try await harness.advance(by: harness.delay)
+        #expect(harness.logged("save-waiting").count == 1, "the autosave waits for the writer")
+        #expect(harness.logged("merged").isEmpty, "the half is not taken for the file")
+        Self.write(writer, "c\nd\n")
+        close(writer)
+        await harness.settleExternalChanges()
+        try await harness.advance(until: "saved", path: "data.txt")
+        #expect(try harness.project.read("data.txt") == "A\nb\nc\nd\n")
+        #expect(harness.logged("merged").count == 1, "merged once, whole")
+        await harness.stop()
+    }
+
     /// Paused past the settle cap (the 1.5 s against `maxSettleMs` 1000), the half is
     /// reported as it is; the buffer still saves nothing while the writer holds the file, so the
     /// rest merges in when it comes and nothing is lost.

@@ -82,14 +82,17 @@ public struct AtomicWriter: Sendable {
         defer { close(directory) }
         let current = Fingerprint.of(target.name, in: directory)
         if let current, !current.isRegularFile { throw .notARegularFile(path: path) }
+        // Asked before the compare: a writer half way through has changed the file, and what it
+        // has written so far is not for the buffer to merge while it can still wait.
+        let isHeld = current != nil && OpenWriters.isHeld(target.name, in: directory)
+        if isHeld, heldOpen == .wait { throw .heldOpen(path: path) }
         guard current == expected else { throw .changedOnDisk(path: path) }
         if let current, current.links > 1, hardLinks == .preserve {
             return Commit(
                 fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
                 displaced: nil, inPlace: .hardLinks)
         }
-        if let current, OpenWriters.isHeld(target.name, in: directory) {
-            guard heldOpen == .writeInPlace else { throw .heldOpen(path: path) }
+        if let current, isHeld {
             return Commit(
                 fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
                 displaced: nil, inPlace: .openWriter)
