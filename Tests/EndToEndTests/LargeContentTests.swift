@@ -6,8 +6,9 @@ import Testing
 /// prints and what lands on disk, byte for byte. (Its speed is a figure of `bench/compare`.)
 @Suite struct LargeContentTests {
     /// Runs the CLI in the project with its standard input and output on files, as a shell
-    /// redirect does (the content is too large to hold as lines).
-    func cli(_ arguments: [String], in project: TemporaryDirectory, input: String? = nil, output: String? = nil) throws -> Int32 {
+    /// redirect does (the content is too large to hold as lines). Its exit is awaited, not
+    /// waited for: a test thread blocked for seconds starves the other tests' tasks.
+    func cli(_ arguments: [String], in project: TemporaryDirectory, input: String? = nil, output: String? = nil) async throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: AgentProcess.binary)
         process.arguments = arguments
@@ -17,8 +18,11 @@ import Testing
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             process.standardOutput = FileHandle(forWritingAtPath: output)
         }
+        let exited = AsyncStream<Int32> { continuation in
+            process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
+        }
         try process.run()
-        process.waitUntilExit()
+        for await status in exited { return status }
         return process.terminationStatus
     }
 
@@ -36,12 +40,12 @@ import Testing
         let content = lines
         try TemporaryDirectory.writeFile(outside.url("in.txt"), content)
         let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 100}}"#)
-        #expect(try cli(["write", "big.txt"], in: project, input: outside.url("in.txt")) == 0)
-        #expect(try cli(["cat", "big.txt"], in: project, output: outside.url("out.txt")) == 0)
+        #expect(try await cli(["write", "big.txt"], in: project, input: outside.url("in.txt")) == 0)
+        #expect(try await cli(["cat", "big.txt"], in: project, output: outside.url("out.txt")) == 0)
         #expect(FileManager.default.contents(atPath: outside.url("out.txt")) == Data(content), "cat prints what write sent")
         _ = try await agent.stderrLines.first(timeout: .seconds(60), "saved") { $0.contains(" saved path=big.txt revision=1 bytes=\(content.count)") }
         #expect(FileManager.default.contents(atPath: project.url("big.txt")) == Data(content), "the file holds it all")
-        #expect(try cli(["stop"], in: project) == 0)
+        #expect(try await cli(["stop"], in: project) == 0)
         #expect(await agent.exitStatus() == 0)
     }
 }
