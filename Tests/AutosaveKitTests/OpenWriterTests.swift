@@ -134,6 +134,16 @@ import Testing
         return (harness, writer)
     }
 
+    /// The writer writes the rest and closes the file; the buffer then saves the whole write
+    /// under its edit.
+    static func finishTheWriteAndSave(_ writer: CInt, _ harness: WorkspaceHarness) async throws {
+        write(writer, "c\nd\n")
+        close(writer)
+        await harness.settleExternalChanges()
+        try await harness.advance(until: "saved", path: "data.txt")
+        #expect(try harness.project.read("data.txt") == "A\nb\nc\nd\n", "the whole write and the edit")
+    }
+
     /// A program truncated a file, wrote half, paused, wrote the rest; the agent merged the half
     /// and saved it, and the second half was gone.
     @Test func aWriterThatPausesMidWriteIsNotCutInHalf() async throws {
@@ -142,11 +152,7 @@ import Testing
         #expect(harness.logged("external-change").isEmpty && harness.logged("merged").isEmpty)
         #expect(harness.logged("saved").isEmpty)
         #expect(await harness.workspace.watcherStatus().pendingChanges == 1)
-        Self.write(writer, "c\nd\n")
-        close(writer)
-        await harness.settleExternalChanges()
-        try await harness.advance(until: "saved", path: "data.txt")
-        #expect(try harness.project.read("data.txt") == "A\nb\nc\nd\n", "the whole write and the edit")
+        try await Self.finishTheWriteAndSave(writer, harness)
         #expect(harness.logged("conflict").isEmpty)
         await harness.stop()
     }
@@ -162,11 +168,7 @@ import Testing
         try await harness.advance(by: harness.delay)
         #expect(harness.logged("save-waiting").count == 1, "the autosave waits for the writer")
         #expect(harness.logged("merged").isEmpty, "the half is not taken for the file")
-        Self.write(writer, "c\nd\n")
-        close(writer)
-        await harness.settleExternalChanges()
-        try await harness.advance(until: "saved", path: "data.txt")
-        #expect(try harness.project.read("data.txt") == "A\nb\nc\nd\n")
+        try await Self.finishTheWriteAndSave(writer, harness)
         #expect(harness.logged("merged").count == 1, "merged once, whole")
         await harness.stop()
     }
@@ -179,11 +181,7 @@ import Testing
         for _ in 0..<30 { try await harness.advance(by: .milliseconds(50)) }
         #expect(await Self.waitForHeldNames(0, in: harness), "reported at the cap, half written")
         #expect(harness.logged("saved").isEmpty, "nothing is written over a file a writer holds")
-        Self.write(writer, "c\nd\n")
-        close(writer)
-        await harness.settleExternalChanges()
-        try await harness.advance(until: "saved", path: "data.txt")
-        #expect(try harness.project.read("data.txt") == "A\nb\nc\nd\n")
+        try await Self.finishTheWriteAndSave(writer, harness)
         await harness.stop()
     }
 }

@@ -14,8 +14,8 @@ extension FileBuffer {
         schedule.saveFoundFileChanged(at: now)
         let cap = (schedule.firstUnsavedEdit ?? now).advanced(by: schedule.maxDelay)
         schedule.retry(at: min(now.advanced(by: Self.writerRecheck), cap))
-        if waitingForWriterSince == nil {
-            waitingForWriterSince = now
+        if !isWaitingForWriter {
+            isWaitingForWriter = true
             let wait = now.duration(to: cap)
             context.logger.info(
                 "save-waiting",

@@ -42,8 +42,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
     private var appliedChanges: [UUID: Int] = [:]
     private var appliedOrder: [UUID] = []
-    /// Since when an autosave has been waiting for another process to close the file.
-    var waitingForWriterSince: C.Instant?
+    /// Whether an autosave is waiting for another process to close the file (logged once).
+    var isWaitingForWriter = false
     /// The revision last copied aside because its file had nowhere to land, and the copy.
     var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
@@ -234,7 +234,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         case .success(let commit):
             base = commit.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0.fingerprint) }
             schedule.saveSucceeded()
-            waitingForWriterSince = nil
+            isWaitingForWriter = false
             let elapsed = ContinuousClock.now - started
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             let size = snapshot.bytes?.count ?? 0
