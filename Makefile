@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libinotifytools0-dev
+APT_PACKAGES := libinotifytools0-dev zlib1g-dev
 
 SOAK_MINUTES ?= 10
 FUZZ_SECONDS ?= 60
@@ -16,9 +16,10 @@ define need
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 endef
 
-# The system library the watcher links (libinotifytools); apt-get when it is missing.
+# The system libraries the agent links (libinotifytools for the watcher, zlib for the journal's
+# checksums); apt-get when one is missing.
 deps:
-	@if [ ! -f /usr/include/inotifytools/inotifytools.h ]; then \
+	@if [ ! -f /usr/include/inotifytools/inotifytools.h ] || [ ! -f /usr/include/zlib.h ]; then \
 		echo "make: installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \

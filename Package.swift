@@ -23,6 +23,10 @@ let package = Package(
             name: "CInotifyTools",
             providers: [.apt(["libinotifytools0-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "CAutosaveShims"),
         .target(
             name: "Inotify",
@@ -36,6 +40,7 @@ let package = Package(
             dependencies: [
                 "Inotify",
                 "CAutosaveShims",
+                "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -51,6 +56,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
@@ -78,6 +84,14 @@ let package = Package(
                 "AutosaveKit", "AutosaveTestKit", "Inotify",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "AutosaveControlTests",
+            dependencies: [
+                "AutosaveControl", "AutosaveKit",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -9,7 +9,9 @@ let package = Package(
     name: "autosave-fuzz",
     dependencies: [
         // `name:` keeps the dependency's identity "autosave" whatever the checkout's folder is called.
-        .package(name: "autosave", path: "..")
+        .package(name: "autosave", path: ".."),
+        // The same SwiftNIO the agent builds with: the stream goes through `ByteBuffer` as on the socket.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
     ],
     targets: [
         .target(name: "CLibFuzzer"),
@@ -23,6 +25,7 @@ let package = Package(
                 "CLibFuzzer",
                 .product(name: "AutosaveKit", package: "autosave"),
                 .product(name: "AutosaveControl", package: "autosave"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -99,12 +99,18 @@ final class AnswerQueue: Sendable {
     }
 }
 
+/// One message to send: a JSON line and the raw bytes its `contentBytes` announced.
+struct OutgoingMessage: Sendable {
+    var line: String
+    var content: [UInt8]? = nil
+}
+
 /// One answer in a connection's queue: ready to send, or waiting for its edit to be durable.
 enum PendingAnswer: Sendable {
     /// The response line (nil: a notification, which gets none).
     case ready(String?)
-    /// A result to send once `edit` is durable; an error response if that fails.
-    case afterDurable(AcceptedEdit?, id: JSONValue?, result: JSONValue)
+    /// A method's result, sent once its edit (if any) is durable; an error response if that fails.
+    case outcome(MethodOutcome, id: JSONValue?)
     /// The answer to `shutdown`: the agent is asked to stop once it is written, not before, or the
     /// socket could close under it and the client see no answer.
     case shutdownAnswer(String?)
@@ -114,16 +120,18 @@ enum PendingAnswer: Sendable {
         return false
     }
 
-    func line() async -> String? {
+    /// What to send, once it can be sent; nil for a notification.
+    func message() async -> OutgoingMessage? {
         switch self {
         case .ready(let line), .shutdownAnswer(let line):
-            return line
-        case .afterDurable(let edit, let id, let result):
-            guard let edit else { return id.map { RPCCodec.response(id: $0, result: result) } }
-            do { try await edit.waitUntilDurable() } catch {
-                return id.map { RPCCodec.response(id: $0, error: RPCError(answering: error)) }
+            return line.map { OutgoingMessage(line: $0) }
+        case .outcome(let outcome, let id):
+            if let edit = outcome.edit {
+                do { try await edit.waitUntilDurable() } catch {
+                    return id.map { OutgoingMessage(line: RPCCodec.response(id: $0, error: RPCError(answering: error))) }
+                }
             }
-            return id.map { RPCCodec.response(id: $0, result: result) }
+            return id.map { OutgoingMessage(line: RPCCodec.response(id: $0, result: outcome.result), content: outcome.content) }
         }
     }
 }

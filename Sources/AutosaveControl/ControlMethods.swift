@@ -1,6 +1,15 @@
 import AutosaveKit
 import Foundation
 
+/// What a method produced: its result, the edit its answer waits for, raw bytes sent after it.
+struct MethodOutcome: Sendable {
+    var result: JSONValue
+    /// An accepted edit: the answer is sent once it is durable.
+    var edit: AcceptedEdit?
+    /// Raw bytes sent right after the answer's line (its `result.contentBytes`).
+    var content: [UInt8]?
+}
+
 /// Carries out one request against the workspace. Nothing here touches a file directly.
 struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
     let workspace: Workspace<C>
@@ -10,48 +19,64 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Carries out `request`; an edit comes back with its result before it is durable, and its
     /// answer must wait for `AcceptedEdit.waitUntilDurable()` (so a connection can pipeline).
-    func performPipelined(_ request: RPCRequest) async throws(RPCError) -> (result: JSONValue, edit: AcceptedEdit?) {
-        guard request.method == RPCMethod.write.rawValue else { return (try await perform(request), nil) }
-        let params = RPCParams(members: request.params)
+    func performPipelined(_ request: RPCRequest) async throws(RPCError) -> MethodOutcome {
+        let params = RPCParams(members: request.params, raw: request.content)
+        switch RPCMethod(rawValue: request.method) {
+        case .write?:
+            do {
+                let path = try await workspace.resolve(try params.string("path"))
+                let edit = try await workspace.accept(
+                    path, try params.content(), changeID: try params.optionalUUID("changeId"),
+                    ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
+                return MethodOutcome(
+                    result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
+            } catch {
+                throw RPCError(answering: error)
+            }
+        case .read?:
+            return try await read(params)
+        default:
+            return MethodOutcome(result: try await perform(request))
+        }
+    }
+
+    /// `read`: the buffer's content as text, base64, or (`raw: true`) raw bytes after the answer.
+    private func read(_ params: RPCParams) async throws(RPCError) -> MethodOutcome {
         do {
             let path = try await workspace.resolve(try params.string("path"))
-            let edit = try await workspace.accept(
-                path, try params.content(), changeID: try params.optionalUUID("changeId"),
-                ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
-            return (.object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit)
+            let isRaw = try params.optionalBool("raw") ?? false
+            let (content, revision) = try await workspace.read(path)
+            var members = [member("path", .string(path)), member("revision", .number(String(revision)))]
+            guard let content else {
+                members.append(member("exists", .bool(false)))
+                return MethodOutcome(result: .object(members))
+            }
+            if isRaw {
+                members.append(member("contentBytes", .number(String(content.count))))
+                return MethodOutcome(result: .object(members), content: content)
+            }
+            if let text = String(validating: content, as: UTF8.self) {
+                members.append(member("content", .string(text)))
+            } else {
+                members.append(member("contentBase64", .string(Data(content).base64EncodedString())))
+            }
+            return MethodOutcome(result: .object(members))
         } catch {
             throw RPCError(answering: error)
         }
     }
 
-
-    func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
+    /// Carries out every method but `read` and `write` (those are `performPipelined`'s own).
+    private func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
         guard let method = RPCMethod(rawValue: request.method) else { throw .methodNotFound(request.method) }
         let params = RPCParams(members: request.params)
         do {
             switch method {
             case .open:
                 return Self.json(try await workspace.open(try params.string("path")))
-            case .read:
-                let path = try await workspace.resolve(try params.string("path"))
-                let (content, revision) = try await workspace.read(path)
-                var members = [member("path", .string(path)), member("revision", .number(String(revision)))]
-                if let content {
-                    if let text = String(validating: content, as: UTF8.self) {
-                        members.append(member("content", .string(text)))
-                    } else {
-                        members.append(member("contentBase64", .string(Data(content).base64EncodedString())))
-                    }
-                } else {
-                    members.append(member("exists", .bool(false)))
-                }
-                return .object(members)
-            case .write:
-                let path = try await workspace.resolve(try params.string("path"))
-                let revision = try await workspace.write(
-                    path, try params.content(), changeID: try params.optionalUUID("changeId"),
-                    ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
-                return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
+            case .read, .write:
+                // Never reached: `performPipelined` carries these out itself.
+                throw RPCError.methodNotFound(request.method)
             case .save:
                 if try params.optionalBool("all") == true || params.value("paths") == nil {
                     try await workspace.saveAll()

@@ -27,15 +27,18 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Binds the listening socket (a stale socket file at the path is replaced).
-    private func bind(limit: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    private func bind(limit: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // A client that sends its requests and then shuts down its side still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+            // The kernel's default send buffer is kept: what it holds for a subscriber that lags
+            // is not seen as its backlog, and a larger one would hide megabytes of events.
+            .childChannelOption(.recvAllocator, value: ControlSocketTuning.readAllocator)
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(limit: limit)))
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: limit, announcer: .params)))
                     // Half closure: a subscriber let go reads everything sent to it, then the end.
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                    return try NIOAsyncChannel<ControlFrame, ByteBuffer>(
                         wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                 }
             }
@@ -54,7 +57,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     /// - Throws: `ListenError` when the socket cannot be bound.
     public func run(listening: @Sendable (String) -> Void = { _ in }) async throws {
         let limit = maxRequestBytes
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let server: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>
         do {
             server = try await bind(limit: limit)
         } catch let error as IOError {
@@ -87,7 +90,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         try? await closed.get()
     }
 
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    private func serve(_ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>) async {
         guard await isSameUser(connection.channel) else { return }
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -103,18 +106,18 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     /// a client that pipelines edits gets them committed together (group commit). At most
     /// `answersInFlight` answers wait, so a client that never reads stops being read from.
     private func answer(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        _ inbound: NIOAsyncChannelInboundStream<ControlFrame>, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     ) async {
-        let writer = LineWriter(outbound: outbound)
+        let writer = MessageWriter(outbound: outbound)
         let queue = AnswerQueue(size: Self.answersInFlight)
         await withTaskGroup { group in
             group.addTask {
                 while let batch = await queue.next() {
-                    var lines: [String] = []
+                    var messages: [OutgoingMessage] = []
                     for answer in batch {
-                        if let line = await answer.line() { lines.append(line) }
+                        if let message = await answer.message() { messages.append(message) }
                     }
-                    await writer.send(lines)
+                    await writer.send(messages)
                     queue.release(batch.count)
                     if batch.contains(where: \.isShutdownAnswer) { methods.requestShutdown() }
                 }
@@ -125,16 +128,17 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, writer: LineWriter, queue: AnswerQueue
+        _ inbound: NIOAsyncChannelInboundStream<ControlFrame>, writer: MessageWriter, queue: AnswerQueue
     ) async {
         var subscription: Task<Void, Never>?
         defer { subscription?.cancel() }
         do {
-            for try await line in inbound {
-                switch line.withUnsafeReadableBytes({ RPCCodec.decode($0) }) {
+            for try await frame in inbound {
+                switch frame.line.withUnsafeReadableBytes({ RPCCodec.decode($0) }) {
                 case .failure(let failure):
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
-                case .success(let request):
+                case .success(var request):
+                    request.content = frame.content
                     if request.method == RPCMethod.subscribe.rawValue, subscription == nil {
                         let logger = self.logger
                         let events = methods.workspace.subscribe { backlog in
@@ -147,37 +151,61 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                         }
                         subscription = Task {
                             for await event in events.events {
-                                await writer.send([RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event))])
+                                await writer.send([OutgoingMessage(line: RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event)))])
                             }
                             // Told, then let go: a subscriber that cannot keep up must not wait for ever.
                             guard let missed = events.end() else { return }
                             await writer.send([
-                                RPCCodec.notification(
-                                    method: "dropped",
-                                    params: .object([member("reason", .string("behind")), member("missed", .number(String(missed)))]))
+                                OutgoingMessage(
+                                    line: RPCCodec.notification(
+                                        method: "dropped",
+                                        params: .object([member("reason", .string("behind")), member("missed", .number(String(missed)))])))
                             ])
                             await writer.close()
                         }
                     }
                     do {
-                        let (result, edit) = try await methods.performPipelined(request)
+                        let outcome = try await methods.performPipelined(request)
                         if request.method == RPCMethod.shutdown.rawValue {
-                            await queue.push(.shutdownAnswer(request.id.map { RPCCodec.response(id: $0, result: result) }))
+                            await queue.push(.shutdownAnswer(request.id.map { RPCCodec.response(id: $0, result: outcome.result) }))
                         } else {
-                            await queue.push(.afterDurable(edit, id: request.id, result: result))
+                            await queue.push(.outcome(outcome, id: request.id))
                         }
                     } catch {
                         await queue.push(.ready(request.id == nil ? nil : RPCCodec.response(id: request.id, error: error)))
                     }
                 }
             }
-        } catch is LineFrameDecoder.LineTooLong {
-            logger.warning(
-                "request-too-large",
-                metadata: ["limit": "\(maxRequestBytes)", "next": "answered with an error and closed that connection"])
-            await queue.push(.ready(RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes))))
+        } catch let error as FramingError {
+            await queue.push(.ready(answer(error)))
         } catch {
             // The client went away; whatever it had been told was accepted already is in the journal.
+        }
+    }
+
+    /// The error response to a stream that cannot be framed any more (the connection then closes),
+    /// logged when the limit was what stopped it.
+    private func answer(_ error: FramingError) -> String {
+        let next = "answered with an error and closed that connection"
+        switch error {
+        case .lineTooLong:
+            logger.warning("request-too-large", metadata: ["limit": "\(maxRequestBytes)", "next": "\(next)"])
+            return RPCCodec.response(id: nil, error: .tooLarge(limit: maxRequestBytes))
+        case .contentTooLarge(let id, let announced):
+            logger.warning(
+                "request-too-large", metadata: ["limit": "\(maxRequestBytes)", "contentBytes": "\(announced)", "next": "\(next)"])
+            return RPCCodec.response(id: id, error: .tooLarge(limit: maxRequestBytes))
+        case .badContentLength(let id, let found):
+            return RPCCodec.response(
+                id: id,
+                error: .invalidParams(
+                    "`contentBytes` must be a whole number of bytes, got \(found); closing the connection, "
+                        + "since the bytes after the line cannot be told from the next request"))
+        case .truncatedContent(let id, let received, let announced):
+            return RPCCodec.response(
+                id: id,
+                error: .invalidRequest(
+                    "the connection ended \(received) bytes into the \(announced) raw bytes `contentBytes` announced; nothing was written"))
         }
     }
 
@@ -209,22 +237,25 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     }
 }
 
-/// Serialises lines onto a connection shared by responses and event notifications.
-actor LineWriter {
+/// Serialises messages onto a connection shared by responses and event notifications.
+actor MessageWriter {
     let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
 
     init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) {
         self.outbound = outbound
     }
 
-    /// Sends `lines` in one write (one flush, one system call when the socket takes them all).
-    func send(_ lines: [String]) async {
-        guard !lines.isEmpty else { return }
+    /// Sends `messages` in one write (one flush, one system call when the socket takes them all):
+    /// each line, its newline, then its raw bytes.
+    func send(_ messages: [OutgoingMessage]) async {
+        guard !messages.isEmpty else { return }
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
-        for line in lines {
-            buffer.writeString(line)
+        buffer.reserveCapacity(messages.reduce(0) { $0 + $1.line.utf8.count + 1 + ($1.content?.count ?? 0) })
+        buffer.withUnsafeMutableWritableBytes { LargeMemory.adviseHugePages($0) }
+        for message in messages {
+            buffer.writeString(message.line)
             buffer.writeInteger(UInt8(ascii: "\n"))
+            if let content = message.content { buffer.writeBytes(content) }
         }
         try? await outbound.write(buffer)
     }

@@ -1,11 +1,13 @@
 import AutosaveKit
 
-/// One JSON-RPC 2.0 request, read from one line of the control socket.
+/// One JSON-RPC 2.0 request, read from one frame of the control socket.
 public struct RPCRequest: Sendable {
     /// Absent for a notification (no response is sent).
     public var id: JSONValue?
     public var method: String
     public var params: [JSONMember]
+    /// The raw bytes that followed the request's line, as its `params.contentBytes` announced.
+    public var content: [UInt8]?
 }
 
 /// A JSON-RPC error: a stable code, a message naming what was wrong, optional data.

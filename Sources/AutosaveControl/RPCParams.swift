@@ -4,6 +4,8 @@ import Foundation
 /// Typed access to a request's params, with errors that name the field.
 struct RPCParams {
     let members: [JSONMember]
+    /// The raw bytes after the request's line (announced by `contentBytes`).
+    var raw: [UInt8]? = nil
 
     func value(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
 
@@ -46,17 +48,25 @@ struct RPCParams {
         return result
     }
 
-    /// `content` (UTF-8 text) or `contentBase64` (any bytes), exactly one.
+    /// The new content: `content` (UTF-8 text), `contentBase64` (any bytes), or `contentBytes`
+    /// (that many raw bytes after the request's line), exactly one.
     func content() throws(RPCError) -> [UInt8] {
-        switch (value("content"), value("contentBase64")) {
-        case (.string(let text)?, nil): return Array(text.utf8)
-        case (nil, .string(let encoded)?):
+        let given = ["content", "contentBase64", "contentBytes"].filter { value($0) != nil }
+        guard given.count == 1 else {
+            if given.isEmpty {
+                throw .invalidParams("missing `content` (UTF-8 text), `contentBase64` (bytes) or `contentBytes` (a count of raw bytes after the line)")
+            }
+            throw .invalidParams("give one of `content`, `contentBase64` and `contentBytes`, not \(given.map { "`\($0)`" }.joined(separator: " and "))")
+        }
+        switch (given[0], value(given[0])!) {
+        case ("content", .string(let text)): return Array(text.utf8)
+        case ("contentBase64", .string(let encoded)):
             guard let data = Data(base64Encoded: encoded) else { throw .invalidParams("`contentBase64` is not valid base64") }
             return Array(data)
-        case (nil, nil): throw .invalidParams("missing `content` (UTF-8 text) or `contentBase64` (bytes)")
-        case (.some, .some): throw .invalidParams("give `content` or `contentBase64`, not both")
-        case (let text?, nil): throw .invalidParams("`content` must be a string, got \(text.kindDescription)")
-        case (nil, let encoded?): throw .invalidParams("`contentBase64` must be a string, got \(encoded.kindDescription)")
+        case ("contentBytes", _):
+            // The framing read exactly the announced bytes, or the request never got here.
+            return raw ?? []
+        case (let key, let other): throw .invalidParams("`\(key)` must be a string, got \(other.kindDescription)")
         }
     }
 }

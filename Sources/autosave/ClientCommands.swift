@@ -15,9 +15,9 @@ struct WriteCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Make PATH's missing folders (inside the root) instead of refusing the write.") var parents = false
 
     func run() async throws {
-        let bytes: [UInt8]
+        let content: RequestContent
         do {
-            bytes = try from.map { try FileContents.read(ClientOptions.absolute($0)) } ?? Array(FileHandle.standardInput.readDataToEndOfFile())
+            content = try from.map { try RequestContent.read(path: ClientOptions.absolute($0)) } ?? RequestContent.readStandardInput()
         } catch {
             printError("cannot read \(from ?? "stdin"): \(error)")
             throw ExitStatus.failure
@@ -25,32 +25,29 @@ struct WriteCommand: AsyncParsableCommand {
         var params = [
             field("path", .string(ClientOptions.absolute(path))), field("changeId", .string(UUID().uuidString)),
         ]
-        if let text = String(validating: bytes, as: UTF8.self) {
-            params.append(field("content", .string(text)))
-        } else {
-            params.append(field("contentBase64", .string(Data(bytes).base64EncodedString())))
-        }
         if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
         if parents { params.append(field("createParents", .bool(true))) }
-        print(try await client.call(.write, params).jsonText)
+        // Raw bytes after the request line: no escaping, no base64, whatever the content.
+        print(try await client.call(.write, params, content: content).result.jsonText)
     }
 }
 
 /// `autosave cat PATH`: the buffer's bytes, raw.
 struct CatCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "cat", abstract: "Print PATH's buffer, byte for byte.")
+    static let configuration = CommandConfiguration(
+        commandName: "cat", abstract: "Print PATH's buffer, byte for byte (exit status 1 when there is no such file).")
     @OptionGroup var client: ClientOptions
     @Argument var path: String
 
     func run() async throws {
-        let result = try await client.call(.read, [field("path", .string(ClientOptions.absolute(path)))])
-        guard case .object(let members) = result else { return }
-        var bytes: [UInt8] = []
-        for member in members {
-            if member.key == "content", case .string(let text) = member.value { bytes = Array(text.utf8) }
-            if member.key == "contentBase64", case .string(let encoded) = member.value { bytes = Array(Data(base64Encoded: encoded) ?? Data()) }
+        let answer = try await client.call(
+            .read, [field("path", .string(ClientOptions.absolute(path))), field("raw", .bool(true))], content: nil)
+        guard let content = answer.content else {
+            // As cat(1) does: a file that is not there (nor an edit that makes it) is an error.
+            printError("\(answer.result["path"]?.stringValue ?? path) does not exist (no file, and no buffer that makes it)")
+            throw ExitStatus.failure
         }
-        StandardOutput.write(bytes)
+        StandardOutput.write(content)
     }
 }
 

@@ -37,6 +37,18 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
+    /// Sends one request with raw bytes after it; returns the answer and the raw bytes after
+    /// it. Prints the agent's refusal and exits 1 on failure.
+    func call(_ method: RPCMethod, _ params: [JSONMember] = [], content: RequestContent?) async throws -> ControlAnswer {
+        let client = try await connect()
+        do {
+            return try await client.call(method, params, content: content)
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.failure
+        }
+    }
+
     static func discover(from start: String) -> String? {
         var directory = (start as NSString).standardizingPath
         while true {

@@ -193,4 +193,16 @@ import Testing
             #expect(CRC32.checksum(bytes) == crc ^ 0xFFFF_FFFF, "\(length) bytes")
         }
     }
+
+    /// A record's head and content are checked as one run of bytes, without being joined.
+    @Test func aChecksumContinuedOverTwoPartsIsTheChecksumOfBoth() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let whole = (0..<Int.random(in: 0..<300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let cut = Int.random(in: 0...whole.count, using: &generator)
+            let (head, tail) = (Array(whole[..<cut]), Array(whole[cut...]))
+            let continued = tail.withUnsafeBytes { CRC32.checksum($0, continuing: CRC32.checksum(head)) }
+            #expect(continued == CRC32.checksum(whole), "cut at \(cut) of \(whole.count)")
+        }
+    }
 }

@@ -126,6 +126,13 @@ import Testing
 /// Talks to a socket line by line with plain POSIX calls, as a hostile or naive client would.
 enum SocketScript {
     static func run(socket path: String, lines: [String]) throws -> [String] {
+        let received = try exchange(socket: path, bytes: Array((lines.joined(separator: "\n") + "\n").utf8))
+        return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// Sends `bytes` on a fresh connection, ends the sending side, and returns every byte
+    /// received until the agent closes.
+    static func exchange(socket path: String, bytes: [UInt8]) throws -> [UInt8] {
         let fd = Foundation.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_un()
@@ -137,17 +144,17 @@ enum SocketScript {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = Array((lines.joined(separator: "\n") + "\n").utf8)
-        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        // The agent may close before reading everything (a refused request): not an error here.
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(fd, Int32(SHUT_WR))
         var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count <= 0 { break }
             received += buffer[..<count]
         }
-        return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
+        return received
     }
 }
 

@@ -1,19 +1,56 @@
-// libFuzzer target: the control socket's request decoder. The input is split at newlines as the
-// server's line framing does, and each line goes through `RPCLine`, the code the server runs.
+// libFuzzer target: the control socket's request decoder. The input is a byte stream as a
+// connection delivers it: `FrameReader` cuts it into frames (lines, and the raw bytes a line
+// announces with `contentBytes`) as the server's pipeline does, and each frame's line goes
+// through `RPCLine`, the code the server runs.
 // Build and run with `Fuzz/run [SECONDS]`; seeds are in Fuzz/Seeds/FuzzRequestDecoder/.
 //
-// Beyond "no crash, no hang": an error response is itself a valid JSON-RPC 2.0 error object
-// that echoes the request's id, and a request's id and params survive being written back as
-// JSON (the server echoes the id in every response).
+// Beyond "no crash, no hang": the stream read whole and read in small pieces gives the same
+// frames and the same framing error (how the kernel splits a stream changes nothing); an error
+// response is itself a valid JSON-RPC 2.0 error object that echoes the request's id, and a
+// request's id and params survive being written back as JSON (the server echoes the id in every
+// response).
 import AutosaveControl
 import AutosaveKit
+import NIOCore
 
 /// One fuzz input: bytes received on a control-socket connection.
 func fuzzRequestDecoder(_ input: UnsafeBufferPointer<UInt8>) -> CInt {
-        for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-        check(Array(line))
+    let whole = frames(of: Array(input), piece: Int.max)
+    // The piece size comes from the input itself, so the fuzzer explores the cuts too.
+    let piece = 1 + Int(input.first ?? 0) % 17
+    let cut = frames(of: Array(input), piece: piece)
+    guard whole.lines == cut.lines, whole.contents == cut.contents, whole.error == cut.error else {
+        fatalError("FuzzRequestDecoder: read in pieces of \(piece) the stream frames differently: \(whole) against \(cut)")
     }
+    for line in whole.lines { check(line) }
     return 0
+}
+
+/// What a reader (limit 4096, as a small `limits.maxRequestBytes`) makes of `stream` fed in
+/// pieces of `piece` bytes.
+private func frames(of stream: [UInt8], piece: Int) -> (lines: [[UInt8]], contents: [[UInt8]?], error: FramingError?) {
+    var reader = FrameReader(limit: 4096, announcer: .params)
+    var buffer = ByteBuffer()
+    var lines: [[UInt8]] = []
+    var contents: [[UInt8]?] = []
+    do {
+        var offset = 0
+        while offset < stream.count {
+            buffer.writeBytes(stream[offset..<min(stream.count, offset + piece)])
+            offset = min(stream.count, offset + piece)
+            while let frame = try reader.next(from: &buffer) {
+                lines.append(Array(frame.line.readableBytesView))
+                contents.append(frame.content)
+            }
+        }
+        while let frame = try reader.last(from: &buffer) {
+            lines.append(Array(frame.line.readableBytesView))
+            contents.append(frame.content)
+        }
+        return (lines, contents, nil)
+    } catch {
+        return (lines, contents, error)
+    }
 }
 
 private func check(_ line: [UInt8]) {

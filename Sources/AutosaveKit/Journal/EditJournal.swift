@@ -178,7 +178,7 @@ public actor EditJournal {
     ///
     /// - Throws: `JournalError.system` when it cannot be written.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
-        try writeRecord(JournalFormat.encode(record))
+        try writeRecord(JournalFormat.head(of: record), record.content)
         appended += 1
         remember(record)
         return appended
@@ -202,39 +202,41 @@ public actor EditJournal {
         guard let record = live[path], record.revision <= revision else { return }
         live[path] = nil
         liveBytes -= record.content.count + record.path.utf8.count
-        try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)))
+        try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)), [])
         // A lost marker only means the same bytes are recovered and found already on disk.
         if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {
             try await compact()
         }
     }
 
-    /// Appends one encoded record, or nothing at all.
+    /// Appends one encoded record (its head, then its content), or nothing at all.
     ///
     /// A write cut short (the disk filled up) is cut off again, so the records after it are not
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
-    private func writeRecord(_ bytes: [UInt8]) throws(JournalError) {
+    private func writeRecord(_ head: [UInt8], _ content: [UInt8]) throws(JournalError) {
         // Looking costs two stats: once per group commit when durable (`startSyncIfIdle`),
         // else every so many records. Whatever went to a detached file is rewritten from `live`.
         recordsSinceLook += 1
         if !isDurable, recordsSinceLook >= Self.recordsBetweenLooks { try recreateIfDeleted() }
-        do { _ = try file.writeAll(bytes) } catch {
+        do {
+            _ = try file.writeAll(head)
+            _ = try file.writeAll(content)
+        } catch {
             _ = try? file.resize(to: Int64(size))
             _ = try? file.seek(offset: Int64(size), from: .start)
             throw .system(path: path, operation: "append to", error as? Errno ?? .ioError)
         }
-        size += bytes.count
+        size += head.count + content.count
     }
 
     /// Whether the open file is no longer the one at `path` (deleted, or moved away with its
     /// directory): appending to it would not be found after a crash.
     private var isDetached: Bool {
-        var open = stat()
-        var named = stat()
-        guard fstat(file.rawValue, &open) == 0 else { return false }
-        guard stat(path, &named) == 0 else { return true }
-        return open.st_dev != named.st_dev || open.st_ino != named.st_ino
+        guard let open = Fingerprint.of(descriptor: file.rawValue) else { return false }
+        // The journal is never a link: lstat is stat here.
+        guard let named = Fingerprint.of(path) else { return true }
+        return open.device != named.device || open.inode != named.inode
     }
 
     /// How many times the journal was written anew because its file had been deleted.

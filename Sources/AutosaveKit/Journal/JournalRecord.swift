@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 
 /// One accepted edit as the journal keeps it, or the news that a revision reached the disk.
@@ -63,21 +64,30 @@ enum JournalFormat {
 
     static func header() -> [UInt8] { magic + le(version) }
 
+    /// The whole record: `head(of:)`, then the content.
     static func encode(_ record: JournalRecord) -> [UInt8] {
-        var payload: [UInt8] = [record.kind.rawValue]
-        payload += le(UInt64(record.revision))
-        if let id = record.changeID {
-            payload += withUnsafeBytes(of: id.uuid) { Array($0) }
-        } else {
-            payload += [UInt8](repeating: 0, count: 16)
-        }
-        payload.append(record.baseDigest == nil ? 0 : 1)
-        payload += le(record.baseDigest ?? 0)
+        head(of: record) + record.content
+    }
+
+    /// Everything of the record before its content: length, checksum and the fixed fields. The
+    /// content is written after it as it is, so a 50 MB edit is not copied to be journaled.
+    static func head(of record: JournalRecord) -> [UInt8] {
         let path = Array(record.path.utf8)
-        payload += le(UInt32(path.count))
-        payload += path
-        payload += record.content
-        return le(UInt32(payload.count)) + le(CRC32.checksum(payload)) + payload
+        var fields: [UInt8] = []
+        fields.reserveCapacity(fixedPayload + path.count)
+        fields.append(record.kind.rawValue)
+        fields += le(UInt64(record.revision))
+        if let id = record.changeID {
+            fields += withUnsafeBytes(of: id.uuid) { Array($0) }
+        } else {
+            fields += [UInt8](repeating: 0, count: 16)
+        }
+        fields.append(record.baseDigest == nil ? 0 : 1)
+        fields += le(record.baseDigest ?? 0)
+        fields += le(UInt32(path.count))
+        fields += path
+        let checksum = record.content.withUnsafeBytes { CRC32.checksum($0, continuing: CRC32.checksum(fields)) }
+        return le(UInt32(fields.count + record.content.count)) + le(checksum) + fields
     }
 
     /// Decodes the records of one segment; stops at the first torn or corrupt record.
@@ -129,47 +139,24 @@ enum JournalFormat {
     }
 }
 
-/// CRC-32 (IEEE 802.3), the checksum of every journal record.
+/// CRC-32 (IEEE 802.3), the checksum of every journal record: zlib's, which folds several bytes
+/// per step (50 MB in 19 ms here; a slicing-by-8 table loop in Swift took 50).
 enum CRC32 {
-    /// Slicing by 8: entry `k * 256 + b` is the CRC of byte `b` followed by `k` zero bytes, so
-    /// eight bytes are folded per step (byte at a time, the checksum was a seventh of the agent's
-    /// time on a 50 MB write).
-    private static let table: [UInt32] = {
-        var table = [UInt32](repeating: 0, count: 8 * 256)
-        for index in 0..<256 {
-            var value = UInt32(index)
-            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-            table[index] = value
-        }
-        for k in 1..<8 {
-            for index in 0..<256 {
-                let previous = table[(k - 1) * 256 + index]
-                table[k * 256 + index] = (previous >> 8) ^ table[Int(previous & 0xFF)]
-            }
-        }
-        return table
-    }()
-
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { t in
-            bytes.withUnsafeBufferPointer { input in
-                var offset = 0
-                while offset + 8 <= input.count {
-                    let low = crc ^ (UInt32(input[offset]) | UInt32(input[offset + 1]) << 8
-                        | UInt32(input[offset + 2]) << 16 | UInt32(input[offset + 3]) << 24)
-                    crc = t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
-                        ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
-                        ^ t[3 * 256 + Int(input[offset + 4])] ^ t[2 * 256 + Int(input[offset + 5])]
-                        ^ t[256 + Int(input[offset + 6])] ^ t[Int(input[offset + 7])]
-                    offset += 8
-                }
-                while offset < input.count {
-                    crc = t[Int((crc ^ UInt32(input[offset])) & 0xFF)] ^ (crc >> 8)
-                    offset += 1
-                }
-            }
+        bytes.withUnsafeBytes { checksum($0) }
+    }
+
+    /// The CRC of the bytes `previous` was the CRC of, followed by `bytes` (`previous` 0 for
+    /// none): a record is checked in one pass over its parts, never joined.
+    static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+        var crc = UInt(previous)
+        var rest = bytes[...]
+        // zlib takes a 32-bit length; a record may be longer.
+        while !rest.isEmpty {
+            let part = rest.prefix(1 << 30)
+            crc = crc32(crc, UnsafeRawBufferPointer(rebasing: part).bindMemory(to: Bytef.self).baseAddress, uInt(part.count))
+            rest = rest.dropFirst(part.count)
         }
-        return crc ^ 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: crc)
     }
 }
