@@ -33,6 +33,18 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             } catch {
                 throw RPCError(answering: error)
             }
+        case .edit?:
+            do {
+                let path = try await workspace.resolve(try params.string("path"))
+                let encoding = try params.positionEncoding()
+                let edit = try await workspace.acceptEdits(
+                    path, try params.textEdits(), encoding: encoding,
+                    changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
+                return MethodOutcome(
+                    result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
+            } catch {
+                throw RPCError(answering: error)
+            }
         case .read?:
             return try await read(params)
         default:
@@ -74,7 +86,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             switch method {
             case .open:
                 return Self.json(try await workspace.open(try params.string("path")))
-            case .read, .write:
+            case .read, .write, .edit:
                 // Never reached: `performPipelined` carries these out itself.
                 throw RPCError.methodNotFound(request.method)
             case .save:
@@ -145,6 +157,11 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .noSuchFolder(let path, let folder):
             .object([member("reason", .string("noSuchFolder")), member("path", .string(path)), member("folder", .string(folder))])
         case .tooLarge(let path, _, _): .object([member("reason", .string("tooLarge")), member("path", .string(path))])
+        case .invalidEdit(let path, let error):
+            .object([
+                member("reason", .string("invalidEdit")), member("path", .string(path)),
+                member("edits", .array(error.edits.map { .number(String($0)) })),
+            ])
         case .unreadable: .object([member("reason", .string("unreadable"))])
         case .saveFailed(let path, _): .object([member("reason", .string("saveFailed")), member("path", .string(path))])
         case .journalFailed: .object([member("reason", .string("journalFailed"))])
@@ -189,7 +206,12 @@ extension RPCError {
     init(answering error: any Error) {
         switch error {
         case let error as RPCError: self = error
-        case let error as WorkspaceError: self = .refused(error.description, data: ControlMethods<ContinuousClock>.data(error))
+        case let error as WorkspaceError:
+            let data = ControlMethods<ContinuousClock>.data(error)
+            // An edit that cannot be placed is a fault of the request's params (LSP's -32602).
+            if case .invalidEdit = error { self = RPCError(code: -32602, message: error.description, data: data) } else {
+                self = .refused(error.description, data: data)
+            }
         default: self = .refused("\(error)")
         }
     }

@@ -69,4 +69,56 @@ struct RPCParams {
         case (let key, let other): throw .invalidParams("`\(key)` must be a string, got \(other.kindDescription)")
         }
     }
+
+    /// `positionEncoding`: `utf-8`, `utf-16` (the default, as in LSP) or `utf-32`.
+    func positionEncoding() throws(RPCError) -> PositionEncoding {
+        guard let value = value("positionEncoding"), value != .null else { return .utf16 }
+        guard case .string(let name) = value, let encoding = PositionEncoding(rawValue: name) else {
+            throw .invalidParams("`positionEncoding` must be one of \(PositionEncoding.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.jsonText)")
+        }
+        return encoding
+    }
+
+    /// `edits`: a non-empty array of `{start, end, text}` (or LSP's `{range: {start, end}, newText}`),
+    /// positions as `{line, character}`.
+    func textEdits() throws(RPCError) -> [TextEdit] {
+        guard case .array(let items)? = value("edits") else {
+            throw .invalidParams("`edits` must be an array of {\"start\": {\"line\", \"character\"}, \"end\": {…}, \"text\"}")
+        }
+        guard !items.isEmpty else { throw .invalidParams("`edits` is empty: there is nothing to apply") }
+        var edits: [TextEdit] = []
+        for (index, item) in items.enumerated() {
+            let name = "edits[\(index)]"
+            guard case .object(let fields) = item else { throw .invalidParams("`\(name)` must be an object") }
+            let edit = RPCParams(members: fields)
+            // LSP's TextEdit nests the positions in `range` and calls the text `newText`.
+            let positions = try edit.optionalObject("range", in: name) ?? edit
+            let start = try positions.position("start", in: name)
+            let end = try positions.position("end", in: name)
+            let textKey = edit.value("text") == nil && edit.value("newText") != nil ? "newText" : "text"
+            guard case .string(let text)? = edit.value(textKey) else { throw .invalidParams("`\(name).text` must be a string") }
+            edits.append(TextEdit(range: TextRange(start: start, end: end), text: Array(text.utf8)))
+        }
+        return edits
+    }
+
+    private func optionalObject(_ key: String, in name: String) throws(RPCError) -> RPCParams? {
+        guard let value = value(key) else { return nil }
+        guard case .object(let fields) = value else { throw .invalidParams("`\(name).\(key)` must be an object") }
+        return RPCParams(members: fields)
+    }
+
+    private func position(_ key: String, in name: String) throws(RPCError) -> TextPosition {
+        guard case .object(let fields)? = value(key) else {
+            throw .invalidParams("`\(name).\(key)` must be an object {\"line\", \"character\"}")
+        }
+        let position = RPCParams(members: fields)
+        func number(_ field: String) throws(RPCError) -> Int {
+            guard case .number(let text)? = position.value(field), let number = Int(text), number >= 0 else {
+                throw .invalidParams("`\(name).\(key).\(field)` must be a whole number from 0, got \(position.value(field)?.jsonText ?? "nothing")")
+            }
+            return number
+        }
+        return TextPosition(line: try number("line"), character: try number("character"))
+    }
 }

@@ -194,10 +194,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         // A file that is not there: its folder must be, or the edit would have nowhere to land.
         if await buffer.base == nil {
             do { try prepareFolder(for: key, createParents: createParents) } catch {
-                if !wasOpen, buffers[key] === buffer, await !buffer.isDirty {
-                    buffers[key] = nil
-                    await buffer.markClosed()
-                }
+                await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
                 throw error
             }
         }
@@ -206,7 +203,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     /// Writes an accepted edit to the journal; its ticket tells when it is durable.
-    private func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) -> AcceptedEdit.Ticket? {
+    func journal(_ accepted: FileBuffer<C>.Accepted) async throws(WorkspaceError) -> AcceptedEdit.Ticket? {
         guard let journal = context.journal, let record = accepted.record else { return nil }
         do {
             let sequence = try await journal.write(record)
@@ -248,6 +245,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         buffers[key] = nil
     }
 
+    /// Closes `buffer` when the refused request that opened it was all it was for: no buffer
+    /// is left behind by a request that changed nothing.
+    func closeIfOpenedOnlyToAsk(_ buffer: FileBuffer<C>, at key: String, wasOpen: Bool) async {
+        guard !wasOpen, buffers[key] === buffer, await !buffer.isDirty else { return }
+        buffers[key] = nil
+        await buffer.markClosed()
+    }
+
     /// Deletes `path` after every edit queued before it, durably, and returns the revision.
     ///
     /// - Throws: `WorkspaceError.noSuchFile` when there is no file and no open buffer for it.
@@ -257,10 +262,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let buffer = try await buffer(for: key)
         // Nothing on disk and nothing coming: refuse, and keep no buffer that was opened only to ask.
         if !wasOpen, await buffer.content == nil {
-            if buffers[key] === buffer {
-                buffers[key] = nil
-                await buffer.markClosed()
-            }
+            await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
             throw .noSuchFile(path: key)
         }
         let accepted = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
@@ -424,7 +426,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     // MARK: - Routing
 
-    private func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
+    func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
         if let existing = buffers[path] {
             try await existing.ensureLoaded()
             return existing

@@ -120,10 +120,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
     ///   `.tooLarge` over `limits.maxFileBytes`.
     func write(_ bytes: [UInt8], changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
-        if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
-        if let ifRevision, ifRevision != revision {
-            throw .staleRevision(path: path, expected: ifRevision, current: revision)
-        }
+        if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
         let limit = context.configuration.limits.maxFileBytes
         guard bytes.count <= limit else { throw .tooLarge(path: path, size: bytes.count, limit: limit) }
         accept(bytes, changeID: changeID)
@@ -132,12 +129,20 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     /// Deletes the file, after every edit queued before it.
     func delete(changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
+        accept(nil, changeID: changeID)
+        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
+    }
+
+    /// What an edit with `changeID` produced when it was applied before (nil: it was not, go on).
+    ///
+    /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision.
+    func earlierApplication(of changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted? {
         if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
         if let ifRevision, ifRevision != revision {
             throw .staleRevision(path: path, expected: ifRevision, current: revision)
         }
-        accept(nil, changeID: changeID)
-        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
+        return nil
     }
 
     /// The buffer's current state as a journal record (content and the base it was made on).
@@ -147,7 +152,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             content: content ?? [], baseDigest: base.map { ContentDigest.of($0.bytes) })
     }
 
-    private func accept(_ bytes: [UInt8]?, changeID: UUID?) {
+    /// Makes `bytes` the content (nil: the buffer deletes its file) at the next revision.
+    func accept(_ bytes: [UInt8]?, changeID: UUID?) {
         content = bytes
         revision += 1
         if let changeID {

@@ -17,6 +17,9 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     case saveFailed(path: String, WriteError)
     /// The content is larger than `limits.maxFileBytes`.
     case tooLarge(path: String, size: Int, limit: Int)
+    /// A ranged edit cannot be placed in the buffer's text (a position past the end, inside a
+    /// character, overlapping edits).
+    case invalidEdit(path: String, TextEditError)
     /// The edit was applied to the buffer but could not be journaled: it would not survive a crash.
     case journalFailed(JournalError)
 
@@ -33,6 +36,7 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
         case .saveFailed(let path, let error): "saving \(path) failed: \(error); the buffer stays dirty and retries"
         case .journalFailed(let error):
             "the edit is in the buffer but not in the journal (\(error)); it will be saved, but a crash before then would lose it"
+        case .invalidEdit(let path, let error): "\(path): \(error); nothing was changed"
         case .tooLarge(let path, let size, let limit):
             "\(path): \(size) bytes is more than limits.maxFileBytes (\(limit)); nothing was changed"
         }

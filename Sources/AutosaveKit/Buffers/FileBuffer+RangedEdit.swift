@@ -1,0 +1,23 @@
+import Foundation
+
+extension FileBuffer {
+    /// Applies ranged edits to the content, all or none, as one revision. The same `changeID`
+    /// applied twice is applied once.
+    ///
+    /// - Returns: the revision the edits produced (or produced the first time).
+    /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
+    ///   `.invalidEdit` when an edit cannot be placed (nothing applied), `.tooLarge` over
+    ///   `limits.maxFileBytes`.
+    func edit(_ edits: [TextEdit], encoding: PositionEncoding, changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
+        guard let content else { throw .invalidEdit(path: path, .noText) }
+        let edited: [UInt8]
+        do throws(TextEditError) { edited = try RangedEdit.apply(edits, to: content, encoding: encoding) } catch {
+            throw .invalidEdit(path: path, error)
+        }
+        let limit = context.configuration.limits.maxFileBytes
+        guard edited.count <= limit else { throw .tooLarge(path: path, size: edited.count, limit: limit) }
+        accept(edited, changeID: changeID)
+        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
+    }
+}

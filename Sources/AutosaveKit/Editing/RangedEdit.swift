@@ -1,0 +1,132 @@
+/// Applies a request's ranged edits to a text: all of them, or none.
+///
+/// Positions are resolved against the text before the request; edits may come in any order but
+/// must not overlap (touching is fine, and several inserts at one place keep their order). The
+/// cost is one pass over the text to find its lines, one walk along each edited line, and one
+/// copy of the text.
+public enum RangedEdit {
+    /// The text with `edits` applied.
+    ///
+    /// - Throws: `TextEditError` naming the first edit that cannot be placed; nothing is applied.
+    public static func apply(_ edits: [TextEdit], to text: [UInt8], encoding: PositionEncoding) throws(TextEditError) -> [UInt8] {
+        let lines = LineIndex(text)
+        var placed: [(index: Int, start: Int, end: Int)] = []
+        placed.reserveCapacity(edits.count)
+        for (index, edit) in edits.enumerated() {
+            guard edit.range.start <= edit.range.end else { throw .backwards(edit: index, edit.range) }
+            let start = try lines.offset(of: edit.range.start, in: text, encoding: encoding, edit: index)
+            let end = try lines.offset(of: edit.range.end, in: text, encoding: encoding, edit: index)
+            placed.append((index, start, end))
+        }
+        // In text order; equal starts keep the request's order (inserts at one place).
+        placed.sort { ($0.start, $0.index) < ($1.start, $1.index) }
+        for (earlier, later) in zip(placed, placed.dropFirst()) where earlier.end > later.start {
+            let (first, second) = earlier.index < later.index ? (earlier, later) : (later, earlier)
+            throw .overlapping(first: first.index, edits[first.index].range, second: second.index, edits[second.index].range)
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(text.count + edits.reduce(0) { $0 + $1.text.count })
+        var copied = 0
+        for edit in placed {
+            result += text[copied..<edit.start]
+            result += edits[edit.index].text
+            copied = edit.end
+        }
+        result += text[copied...]
+        return result
+    }
+}
+
+/// Where each line of a text starts and where its content ends (before `\n`, `\r\n` or `\r`).
+struct LineIndex {
+    private(set) var starts: [Int] = [0]
+    private(set) var ends: [Int] = []
+
+    init(_ text: [UInt8]) {
+        text.withUnsafeBufferPointer { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                switch bytes[offset] {
+                case UInt8(ascii: "\n"):
+                    ends.append(offset)
+                    starts.append(offset + 1)
+                case UInt8(ascii: "\r"):
+                    ends.append(offset)
+                    if offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "\n") { offset += 1 }
+                    starts.append(offset + 1)
+                default: break
+                }
+                offset += 1
+            }
+        }
+        ends.append(text.count)
+    }
+
+    var count: Int { starts.count }
+
+    /// The byte offset of `position`.
+    ///
+    /// - Throws: `.noSuchLine`, `.pastEndOfLine` or `.insideCharacter` for edit number `edit`.
+    func offset(of position: TextPosition, in text: [UInt8], encoding: PositionEncoding, edit: Int) throws(TextEditError) -> Int {
+        guard position.line >= 0, position.line < count else { throw .noSuchLine(edit: edit, position, lineCount: count) }
+        guard position.character >= 0 else {
+            throw .pastEndOfLine(edit: edit, position, lineLength: units(ofLine: position.line, in: text, encoding), encoding)
+        }
+        let end = ends[position.line]
+        var offset = starts[position.line]
+        var counted = 0
+        while counted < position.character {
+            guard offset < end else {
+                throw .pastEndOfLine(edit: edit, position, lineLength: units(ofLine: position.line, in: text, encoding), encoding)
+            }
+            let (length, units) = Self.character(at: offset, in: text, end: end, encoding: encoding)
+            guard counted + units <= position.character else { throw .insideCharacter(edit: edit, position, encoding) }
+            offset += length
+            counted += units
+        }
+        return offset
+    }
+
+    /// How long line `line` is in `encoding`'s units, for messages.
+    func units(ofLine line: Int, in text: [UInt8], _ encoding: PositionEncoding) -> Int {
+        var offset = starts[line]
+        var counted = 0
+        while offset < ends[line] {
+            let (length, units) = Self.character(at: offset, in: text, end: ends[line], encoding: encoding)
+            offset += length
+            counted += units
+        }
+        return counted
+    }
+
+    /// The bytes of the character at `offset` and the units it counts for. A byte that does not
+    /// start a valid UTF-8 sequence is one character of one unit, as its replacement U+FFFD is.
+    static func character(at offset: Int, in text: [UInt8], end: Int, encoding: PositionEncoding) -> (bytes: Int, units: Int) {
+        let length = sequenceLength(at: offset, in: text, end: end)
+        switch encoding {
+        case .utf8: return (length, length)
+        case .utf16: return (length, length == 4 ? 2 : 1)
+        case .utf32: return (length, 1)
+        }
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `offset`, or 1 when there is none.
+    static func sequenceLength(at offset: Int, in text: [UInt8], end: Int) -> Int {
+        let lead = text[offset]
+        func isContinuation(_ index: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+            index < end && range.contains(text[index])
+        }
+        switch lead {
+        case 0x00...0x7F: return 1
+        case 0xC2...0xDF: return isContinuation(offset + 1) ? 2 : 1
+        case 0xE0...0xEF:
+            // No overlong forms (E0 80–9F) and no surrogates (ED A0–BF).
+            let second: ClosedRange<UInt8> = lead == 0xE0 ? 0xA0...0xBF : lead == 0xED ? 0x80...0x9F : 0x80...0xBF
+            return isContinuation(offset + 1, second) && isContinuation(offset + 2) ? 3 : 1
+        case 0xF0...0xF4:
+            let second: ClosedRange<UInt8> = lead == 0xF0 ? 0x90...0xBF : lead == 0xF4 ? 0x80...0x8F : 0x80...0xBF
+            return isContinuation(offset + 1, second) && isContinuation(offset + 2) && isContinuation(offset + 3) ? 4 : 1
+        default: return 1
+        }
+    }
+}

@@ -1,0 +1,49 @@
+@testable import AutosaveKit
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// A ranged edit is an edit like any other: merged with what tools change on disk, saved after
+/// the window, journaled, applied once per change id, refused whole when it cannot be placed.
+@Suite struct RangedEditWorkspaceTests {
+    func insert(_ text: String, line: Int, character: Int) -> TextEdit {
+        let at = TextPosition(line: line, character: character)
+        return TextEdit(range: TextRange(start: at, end: at), text: Array(text.utf8))
+    }
+
+    @Test func aRangedEditMergesWithAnExternalChangeAndIsSaved() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\ntwo\nthree\n"])
+        let id = UUID()
+        let edited = try await harness.workspace.acceptEdits("a.txt", [insert("ONE ", line: 0, character: 0)], encoding: .utf16, changeID: id)
+        try await edited.waitUntilDurable()
+        #expect(edited.revision == 1)
+        // The same change id again (a client's retry) is not applied twice.
+        let again = try await harness.workspace.acceptEdits("a.txt", [insert("ONE ", line: 0, character: 0)], encoding: .utf16, changeID: id)
+        #expect(again.revision == 1)
+        try runTool("/bin/sed", ["-i", "s/three/THREE/", harness.project.url("a.txt")])
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("a.txt") == "ONE one\ntwo\nTHREE\n")
+        try await harness.advance(by: harness.delay)
+        _ = try await harness.logs.first(timeout: .seconds(20), "saved") { $0.event == "saved" }
+        #expect(try harness.project.read("a.txt") == "ONE one\ntwo\nTHREE\n")
+        await harness.stop()
+    }
+
+    @Test func aRefusedEditChangesNothing() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\n"])
+        await #expect(throws: WorkspaceError.invalidEdit(path: "a.txt", .noSuchLine(edit: 1, TextPosition(line: 5, character: 0), lineCount: 2))) {
+            _ = try await harness.workspace.acceptEdits(
+                "a.txt", [insert("x", line: 0, character: 0), insert("y", line: 5, character: 0)], encoding: .utf8)
+        }
+        await #expect(throws: WorkspaceError.staleRevision(path: "a.txt", expected: 3, current: 0)) {
+            _ = try await harness.workspace.acceptEdits("a.txt", [insert("x", line: 0, character: 0)], encoding: .utf8, ifRevision: 3)
+        }
+        await #expect(throws: WorkspaceError.invalidEdit(path: "gone.txt", .noText)) {
+            _ = try await harness.workspace.acceptEdits("gone.txt", [insert("x", line: 0, character: 0)], encoding: .utf8)
+        }
+        #expect(try await harness.workspace.read("a.txt").revision == 0)
+        #expect(try await harness.text("a.txt") == "one\n")
+        #expect(await harness.workspace.status().map(\.path) == ["a.txt"], "no buffer is left open for gone.txt (a.txt was read)")
+        await harness.stop()
+    }
+}
