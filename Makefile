@@ -64,7 +64,7 @@ soak: deps
 	$(SWIFT) build -c release --product autosave
 	python3 soak/soak.py --binary .build/release/autosave --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
-# libFuzzer on the config parser, the JSON-RPC decoder and the merge, FUZZ_SECONDS each.
+# libFuzzer on the config parser, the JSON-RPC decoder, the merge and the patch reader, FUZZ_SECONDS each.
 fuzz: deps
 	Fuzz/run $(FUZZ_SECONDS)
 

@@ -29,6 +29,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "FuzzPatch",
+            dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
+        ),
+        .executableTarget(
             name: "FuzzLineMerge",
             dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
         ),

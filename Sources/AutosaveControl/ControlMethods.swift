@@ -81,11 +81,18 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
     /// Carries out every method but `read` and `write` (those are `performPipelined`'s own).
     private func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
         guard let method = RPCMethod(rawValue: request.method) else { throw .methodNotFound(request.method) }
-        let params = RPCParams(members: request.params)
+        let params = RPCParams(members: request.params, raw: request.content)
         do {
             switch method {
             case .open:
                 return Self.json(try await workspace.open(try params.string("path")))
+            case .patch:
+                let check = try params.optionalBool("check") ?? false
+                let files = try await workspace.applyPatch(try params.patchText(), check: check, ifRevision: try params.optionalInt("ifRevision"))
+                return .object([
+                    member("files", .array(files.map { .object([member("path", .string($0.path)), member("revision", .number(String($0.revision)))]) })),
+                    member("applied", .bool(!check)),
+                ])
             case .read, .write, .edit:
                 // Never reached: `performPipelined` carries these out itself.
                 throw RPCError.methodNotFound(request.method)
@@ -157,6 +164,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .noSuchFolder(let path, let folder):
             .object([member("reason", .string("noSuchFolder")), member("path", .string(path)), member("folder", .string(folder))])
         case .tooLarge(let path, _, _): .object([member("reason", .string("tooLarge")), member("path", .string(path))])
+        case .patchRefused(let error):
+            .object([member("reason", .string("patchRefused"))] + (error.path.map { [member("path", .string($0))] } ?? []))
         case .invalidEdit(let path, let error):
             .object([
                 member("reason", .string("invalidEdit")), member("path", .string(path)),

@@ -70,6 +70,17 @@ struct RPCParams {
         }
     }
 
+    /// The unified diff of a `patch` request: `patch` (text) or `contentBytes` (raw bytes after the line).
+    func patchText() throws(RPCError) -> [UInt8] {
+        switch (value("patch"), value("contentBytes")) {
+        case (.string(let text)?, nil): return Array(text.utf8)
+        case (nil, .some): return raw ?? []
+        case (nil, nil): throw .invalidParams("missing `patch` (a unified diff as text) or `contentBytes` (its raw bytes after the line)")
+        case (.some, .some): throw .invalidParams("give `patch` or `contentBytes`, not both")
+        case (let other?, nil): throw .invalidParams("`patch` must be a string, got \(other.kindDescription)")
+        }
+    }
+
     /// `positionEncoding`: `utf-8`, `utf-16` (the default, as in LSP) or `utf-32`.
     func positionEncoding() throws(RPCError) -> PositionEncoding {
         guard let value = value("positionEncoding"), value != .null else { return .utf16 }

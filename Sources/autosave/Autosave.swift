@@ -10,7 +10,7 @@ struct Autosave: AsyncParsableCommand {
         abstract: "Keeps a project folder's files safe while people and tools edit them at the same time.",
         subcommands: [
             RunCommand.self, ConfigCommand.self, WriteCommand.self, CatCommand.self, OpenCommand.self, SaveCommand.self,
-            CloseCommand.self, RemoveCommand.self, StatusCommand.self, EventsCommand.self, SyncCommand.self,
+            PatchCommand.self, CloseCommand.self, RemoveCommand.self, StatusCommand.self, EventsCommand.self, SyncCommand.self,
             StopCommand.self,
         ]
     )

@@ -4,6 +4,7 @@
 Usage, from inside a folder the agent watches (or with AUTOSAVE_SOCKET set):
     python3 autosave_client.py write notes.txt "new content"
     python3 autosave_client.py read notes.txt
+    python3 autosave_client.py edit notes.txt 0:0-0:5 "Hello"   # line:character-line:character, UTF-16 as in LSP
     python3 autosave_client.py status
     python3 autosave_client.py events        # prints every event until Ctrl-C
 """
@@ -61,6 +62,13 @@ def main(argv):
     absolute = lambda path: os.path.abspath(path)
     if command == "write":
         print(json.dumps(client.call("write", path=absolute(args[0]), content=args[1], changeId=str(uuid.uuid4()))))
+    elif command == "edit":
+        # One ranged edit per RANGE TEXT pair, all applied together as one revision.
+        edits = []
+        for where, text in zip(args[1::2], args[2::2]):
+            start, end = (dict(zip(("line", "character"), map(int, point.split(":")))) for point in where.split("-"))
+            edits.append({"start": start, "end": end, "text": text})
+        print(json.dumps(client.call("edit", path=absolute(args[0]), edits=edits, changeId=str(uuid.uuid4()))))
     elif command == "read":
         print(client.call("read", path=absolute(args[0])).get("content", ""), end="")
     elif command == "status":

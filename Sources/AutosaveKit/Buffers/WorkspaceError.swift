@@ -20,6 +20,8 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A ranged edit cannot be placed in the buffer's text (a position past the end, inside a
     /// character, overlapping edits).
     case invalidEdit(path: String, TextEditError)
+    /// A patch does not apply (or cannot be read); no buffer was changed.
+    case patchRefused(PatchError)
     /// The edit was applied to the buffer but could not be journaled: it would not survive a crash.
     case journalFailed(JournalError)
 
@@ -37,6 +39,7 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
         case .journalFailed(let error):
             "the edit is in the buffer but not in the journal (\(error)); it will be saved, but a crash before then would lose it"
         case .invalidEdit(let path, let error): "\(path): \(error); nothing was changed"
+        case .patchRefused(let error): error.description
         case .tooLarge(let path, let size, let limit):
             "\(path): \(size) bytes is more than limits.maxFileBytes (\(limit)); nothing was changed"
         }

@@ -1,0 +1,84 @@
+extension Workspace {
+    /// A file a patch changed (or, checked only, would change): its path and revision.
+    public struct PatchedFile: Sendable, Equatable {
+        public var path: String
+        public var revision: Int
+    }
+
+    /// Applies a unified diff to the buffers of every file it names, all or nothing: each file's
+    /// new text is worked out first, and only when every hunk of every file has its place are
+    /// the buffers changed (each one revision, saved after the autosave window like any write).
+    /// Files the patch creates get their missing folders.
+    ///
+    /// - Parameters:
+    ///   - check: only say whether it applies; change nothing.
+    ///   - ifRevision: for a patch of one file, refuse unless its buffer is at this revision.
+    /// - Returns: the files, in the patch's order, with their new revisions (their current ones
+    ///   when only checked).
+    /// - Throws: `WorkspaceError.patchRefused` (nothing changed), `.invalidPath`, `.staleRevision`,
+    ///   `.tooLarge`, `.unreadable`, `.journalFailed`.
+    public func applyPatch(_ patch: [UInt8], check: Bool = false, ifRevision: Int? = nil) async throws(WorkspaceError) -> [PatchedFile] {
+        let diff: UnifiedDiff
+        do throws(UnifiedDiff.ParseError) { diff = try UnifiedDiff(parsing: patch) } catch { throw .patchRefused(.unreadable(error)) }
+        if ifRevision != nil, diff.files.count != 1 {
+            throw .patchRefused(.unreadable(.ifRevisionNeedsOneFile(files: diff.files.count)))
+        }
+        var planned: [(key: String, buffer: FileBuffer<C>, wasOpen: Bool, revision: Int, old: [UInt8]?, new: [UInt8]?)] = []
+        do throws(WorkspaceError) {
+            for file in diff.files {
+                if let from = file.oldPath, let to = file.newPath, from != to { throw .patchRefused(.renames(from: from, to: to)) }
+                let key = try normalize(file.path)
+                guard !planned.contains(where: { $0.key == key }) else { throw .patchRefused(.sameFileTwice(path: key)) }
+                let wasOpen = buffers[key] != nil
+                let buffer = try await buffer(for: key)
+                let (old, revision) = (await buffer.content, await buffer.revision)
+                planned.append((key, buffer, wasOpen, revision, old, old))
+                if let ifRevision, ifRevision != revision { throw .staleRevision(path: key, expected: ifRevision, current: revision) }
+                planned[planned.count - 1].new = try Self.patched(old, with: file, key: key)
+            }
+        } catch {
+            for plan in planned { await closeIfOpenedOnlyToAsk(plan.buffer, at: plan.key, wasOpen: plan.wasOpen) }
+            throw error
+        }
+        if check {
+            for plan in planned { await closeIfOpenedOnlyToAsk(plan.buffer, at: plan.key, wasOpen: plan.wasOpen) }
+            return planned.map { PatchedFile(path: $0.key, revision: $0.revision) }
+        }
+        var applied: [PatchedFile] = []
+        var tickets: [AcceptedEdit] = []
+        do throws(WorkspaceError) {
+            for plan in planned {
+                if plan.old == nil { try prepareFolder(for: plan.key, createParents: true) }
+                let accepted = plan.new == nil
+                    ? try await plan.buffer.delete(changeID: nil, ifRevision: plan.revision)
+                    : try await plan.buffer.write(plan.new!, changeID: nil, ifRevision: plan.revision)
+                tickets.append(AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger))
+                applied.append(PatchedFile(path: plan.key, revision: accepted.revision))
+            }
+        } catch {
+            // Another client edited a file between the look and the change (or a folder could
+            // not be made): the files already changed get their text back, as a new revision.
+            for (plan, done) in zip(planned, applied) {
+                let undone = plan.old == nil
+                    ? try? await plan.buffer.delete(changeID: nil, ifRevision: done.revision)
+                    : try? await plan.buffer.write(plan.old!, changeID: nil, ifRevision: done.revision)
+                if let undone { _ = try? await journal(undone) }
+            }
+            throw error
+        }
+        for ticket in tickets { try await ticket.waitUntilDurable() }
+        return applied
+    }
+
+    /// The text of one file after its part of the patch (nil: the patch deletes it).
+    private static func patched(_ old: [UInt8]?, with file: UnifiedDiff.FilePatch, key: String) throws(WorkspaceError) -> [UInt8]? {
+        switch (file.oldPath, file.newPath, old) {
+        case (nil, _, .some): throw .patchRefused(.fileExists(path: key))
+        case (.some, _, nil): throw .patchRefused(.noSuchFile(path: key))
+        default: break
+        }
+        let new: [UInt8]
+        do throws(PatchError) { new = try HunkPlacement.apply(file.hunks, to: old ?? [], path: key) } catch { throw .patchRefused(error) }
+        return file.newPath == nil ? nil : new
+    }
+}
