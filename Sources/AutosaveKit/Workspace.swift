@@ -82,6 +82,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                         "next": "ignored the end of the journal that a crash cut short (it was never acknowledged)",
                     ])
             }
+            for broken in recovery.brokenChains {
+                logger.error(
+                    "journal-corrupt",
+                    metadata: [
+                        "path": "\(broken.path)", "revision": "\(broken.revision)", "error": "\(broken.reason)",
+                        "next": "recovered the revision before it; the journal as it was is kept in \(recovery.keptAs ?? "the state directory")",
+                    ])
+            }
             recovered = recovery.records
         }
         let carried = Set(carriedOver.map(\.path))

@@ -206,3 +206,83 @@ import Testing
         }
     }
 }
+
+/// Ranged edits are journaled as what they change: a keystroke in a large file costs bytes, and
+/// a crash brings back exactly the text the edits made, or says which record it could not replay.
+@Suite struct DeltaJournalTests {
+    /// Revision `revision`'s record as a buffer hands it over: the full text and the splices
+    /// that made it from the text before.
+    func edited(_ path: String, _ revision: Int, _ text: [UInt8], _ splices: [ByteSplice]) -> JournalRecord {
+        var record = JournalRecord(kind: .write, path: path, revision: revision, content: text)
+        record.splices = splices
+        return record
+    }
+
+    @Test func aThousandKeystrokesInALargeFileCostBytesAndComeBackWhole() async throws {
+        let state = try TemporaryDirectory()
+        var text = Array(String(repeating: "a line of a large file\n", count: 20_000).utf8)
+        var random = SystemRandomNumberGenerator()
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(JournalRecord(kind: .write, path: "big.txt", revision: 1, content: text))
+            let afterSnapshot = await journal.byteCount
+            for revision in 2...1_001 {
+                let at = Int.random(in: 0...text.count, using: &random)
+                let end = min(text.count, at + Int.random(in: 0...2, using: &random))
+                let splice = ByteSplice(start: at, end: end, text: Array("k".utf8))
+                text = ByteSplice.apply([splice], to: text)
+                try await journal.append(edited("big.txt", revision, text, [splice]))
+            }
+            let perKeystroke = (await journal.byteCount - afterSnapshot) / 1_000
+            #expect(perKeystroke < 200, "a keystroke cost \(perKeystroke) bytes of journal, in a \(text.count)-byte file")
+        }
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.count == 1)
+        #expect(recovery.records.first?.revision == 1_001)
+        #expect(recovery.records.first?.content == text, "the replayed edits make the text the buffer had")
+        #expect(recovery.brokenChains.isEmpty)
+    }
+
+    @Test func editsPastTheContentsSizeAndEditsAfterASaveAreWrittenWhole() async throws {
+        let state = try TemporaryDirectory()
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        var text = Array("short\n".utf8)
+        try await journal.append(JournalRecord(kind: .write, path: "a.txt", revision: 1, content: text))
+        // A splice as large as the text: a full record is cheaper to replay.
+        let large = ByteSplice(start: 0, end: 0, text: Array("a long insertion\n".utf8))
+        text = ByteSplice.apply([large], to: text)
+        var before = await journal.byteCount
+        try await journal.append(edited("a.txt", 2, text, [large]))
+        #expect(await journal.byteCount - before >= JournalFormat.fixedPayload + text.count, "written whole")
+        try await journal.markSaved("a.txt", revision: 2)
+        // Revision 2 is saved, so the journal no longer holds it: revision 3 cannot build on it.
+        let small = ByteSplice(start: 0, end: 1, text: Array("A".utf8))
+        text = ByteSplice.apply([small], to: text)
+        before = await journal.byteCount
+        try await journal.append(edited("a.txt", 3, text, [small]))
+        #expect(await journal.byteCount - before >= JournalFormat.fixedPayload + text.count, "written whole after a save")
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.content) == [text])
+    }
+
+    @Test func anEditsRecordThatDoesNotFitIsReportedNotGuessedAndTheJournalIsKept() async throws {
+        let state = try TemporaryDirectory()
+        let first = JournalRecord(kind: .write, path: "a.txt", revision: 1, content: Array("one\n".utf8))
+        // Revision 3's edits, but revision 2 is not in the journal.
+        let orphan = JournalRecord(kind: .write, path: "a.txt", revision: 3, content: Array("one!\n".utf8))
+            .asEdits([ByteSplice(start: 3, end: 3, text: Array("!".utf8))])
+        // Splices past the end of revision 1 of b.txt.
+        let outside = JournalRecord(kind: .write, path: "b.txt", revision: 2, content: Array("bee?\n".utf8))
+            .asEdits([ByteSplice(start: 40, end: 41, text: Array("?".utf8))])
+        let bytes = JournalFormat.header() + JournalFormat.encode(first) + JournalFormat.encode(orphan)
+            + JournalFormat.encode(JournalRecord(kind: .write, path: "b.txt", revision: 1, content: Array("bee\n".utf8)))
+            + JournalFormat.encode(outside)
+        try TemporaryDirectory.writeFile(state.path + "/journal.log", bytes)
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.content) == [Array("one\n".utf8), Array("bee\n".utf8)], "each path as it was before its broken record")
+        #expect(recovery.brokenChains.map(\.path) == ["a.txt", "b.txt"])
+        #expect(recovery.brokenChains.first?.reason == "revision 2, which its edits change, is not in the journal")
+        #expect(recovery.brokenChains.last?.reason == "its edits do not lie within revision 1")
+        #expect(try FileContents.read(try #require(recovery.keptAs)) == bytes, "the journal as it was is kept")
+    }
+}

@@ -40,4 +40,31 @@ import Testing
         #expect(await agent.exitStatus() == 0)
         #expect(try project.read("a.txt") == "h😀ello\nworld\nend\n", "saved on the way out")
     }
+
+    /// Keystrokes in a large file: the journal grows by what they change, and `kill -9` loses
+    /// none of them.
+    @Test func keystrokesInALargeFileCostLittleJournalAndSurviveKillDashNine() async throws {
+        let project = try TemporaryDirectory()
+        let line = "a line of a large file, long enough to matter\n"
+        try project.write("big.txt", String(repeating: line, count: 20_000))
+        let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
+        let journal = project.url(".autosave/journal/journal.log")
+        // Each keystroke types one letter at the start of a line further down, as its own request.
+        let keystrokes = (0..<200).map { index in
+            #"{"jsonrpc":"2.0","id":\#(index),"method":"edit","params":{"path":"big.txt","positionEncoding":"utf-8","edits":[{"start":{"line":\#(index * 50),"character":0},"end":{"line":\#(index * 50),"character":0},"text":"k"}]}}"#
+        }
+        let answers = try SocketScript.run(socket: project.url(".autosave/agent.sock"), lines: keystrokes)
+        #expect(answers.count == 200 && answers.allSatisfy { $0.contains(#""result""#) }, "\(answers.prefix(2))")
+        let journalBytes = try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int ?? 0
+        let fileBytes = line.utf8.count * 20_000
+        #expect(journalBytes < fileBytes * 2, "one full record, then bytes per keystroke: \(journalBytes) for a \(fileBytes)-byte file")
+        agent.signal(SIGKILL)
+        _ = await agent.exitStatus()
+        let restarted = try AgentProcess(["run", project.path])
+        _ = try await restarted.stderrLines.first(timeout: .seconds(30), "recovered") { $0.contains(" recovered path=big.txt revision=200") }
+        restarted.signal(SIGTERM)
+        #expect(await restarted.exitStatus() == 0)
+        let expected = (0..<20_000).map { $0 % 50 == 0 && $0 / 50 < 200 ? "k" + line : line }.joined()
+        #expect(try project.read("big.txt") == expected, "every keystroke is in the file")
+    }
 }

@@ -11,13 +11,17 @@ extension FileBuffer {
     func edit(_ edits: [TextEdit], encoding: PositionEncoding, changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
         if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
         guard let content else { throw .invalidEdit(path: path, .noText) }
-        let edited: [UInt8]
-        do throws(TextEditError) { edited = try RangedEdit.apply(edits, to: content, encoding: encoding) } catch {
+        let splices: [ByteSplice]
+        do throws(TextEditError) { splices = try RangedEdit.place(edits, in: content, encoding: encoding) } catch {
             throw .invalidEdit(path: path, error)
         }
+        let edited = ByteSplice.apply(splices, to: content)
         let limit = context.configuration.limits.maxFileBytes
         guard edited.count <= limit else { throw .tooLarge(path: path, size: edited.count, limit: limit) }
         accept(edited, changeID: changeID)
-        return Accepted(revision: revision, record: journalRecord(changeID: changeID))
+        // The journal may keep just the splices, when it holds the revision they were made on.
+        var record = journalRecord(changeID: changeID)
+        record.splices = splices
+        return Accepted(revision: revision, record: record)
     }
 }

@@ -186,7 +186,7 @@ extension FileBuffer {
     /// merge is possible: both versions are kept, as for overlapping edits.
     func recover(_ record: JournalRecord) async {
         let recovered: [UInt8]? = record.kind == .delete ? nil : record.content
-        let isBaseUnchanged = base.map { ContentDigest.of($0.bytes) } == record.baseDigest
+        let isBaseUnchanged = baseDigest() == record.baseDigest
         content = recovered
         revision = max(revision, record.revision)
         guard isDirty else {

@@ -12,8 +12,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     public private(set) var path: String
     /// The last version known to be on disk; nil when the file does not exist.
     public internal(set) var base: DiskVersion? {
-        didSet { if base != nil { vanished = nil } }
+        didSet {
+            if base != nil { vanished = nil }
+            knownBaseDigest = nil
+        }
     }
+    /// `ContentDigest` of `base`, worked out at most once per base: every journal record names
+    /// its base, and a pass over a 10 MB file per keystroke would cost more than the edit.
+    private var knownBaseDigest: UInt64?
     /// The version the buffer held until its file vanished (removed, or renamed with the news
     /// still on its way), while the buffer waits to write it again.
     var vanished: DiskVersion?
@@ -145,11 +151,20 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         return nil
     }
 
+    /// `ContentDigest` of `base` (nil when there is none), from the cache when it holds it.
+    func baseDigest() -> UInt64? {
+        guard let base else { return nil }
+        if let known = knownBaseDigest { return known }
+        let digest = ContentDigest.of(base.bytes)
+        knownBaseDigest = digest
+        return digest
+    }
+
     /// The buffer's current state as a journal record (content and the base it was made on).
     func journalRecord(changeID: UUID? = nil) -> JournalRecord {
         JournalRecord(
             kind: content == nil ? .delete : .write, path: path, revision: revision, changeID: changeID,
-            content: content ?? [], baseDigest: base.map { ContentDigest.of($0.bytes) })
+            content: content ?? [], baseDigest: baseDigest())
     }
 
     /// Makes `bytes` the content (nil: the buffer deletes its file) at the next revision.

@@ -9,6 +9,14 @@ public enum RangedEdit {
     ///
     /// - Throws: `TextEditError` naming the first edit that cannot be placed; nothing is applied.
     public static func apply(_ edits: [TextEdit], to text: [UInt8], encoding: PositionEncoding) throws(TextEditError) -> [UInt8] {
+        let splices = try place(edits, in: text, encoding: encoding)
+        return ByteSplice.apply(splices, to: text)
+    }
+
+    /// The edits as byte splices of `text`, in text order: what the journal records of them.
+    ///
+    /// - Throws: `TextEditError` naming the first edit that cannot be placed.
+    public static func place(_ edits: [TextEdit], in text: [UInt8], encoding: PositionEncoding) throws(TextEditError) -> [ByteSplice] {
         let lines = LineIndex(text)
         var placed: [(index: Int, start: Int, end: Int)] = []
         placed.reserveCapacity(edits.count)
@@ -24,16 +32,45 @@ public enum RangedEdit {
             let (first, second) = earlier.index < later.index ? (earlier, later) : (later, earlier)
             throw .overlapping(first: first.index, edits[first.index].range, second: second.index, edits[second.index].range)
         }
+        return placed.map { ByteSplice(start: $0.start, end: $0.end, text: edits[$0.index].text) }
+    }
+}
+
+/// Bytes `start..<end` of a text replaced by `text`: a ranged edit once its positions are found.
+public struct ByteSplice: Sendable, Equatable {
+    public var start: Int
+    public var end: Int
+    public var text: [UInt8]
+
+    public init(start: Int, end: Int, text: [UInt8]) {
+        self.start = start
+        self.end = end
+        self.text = text
+    }
+
+    /// `text` with `splices` (in text order, not overlapping, within it) applied, in one copy.
+    public static func apply(_ splices: [ByteSplice], to text: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
-        result.reserveCapacity(text.count + edits.reduce(0) { $0 + $1.text.count })
+        result.reserveCapacity(text.count + splices.reduce(0) { $0 + $1.text.count - ($1.end - $1.start) })
         var copied = 0
-        for edit in placed {
-            result += text[copied..<edit.start]
-            result += edits[edit.index].text
-            copied = edit.end
+        for splice in splices {
+            result += text[copied..<splice.start]
+            result += splice.text
+            copied = splice.end
         }
         result += text[copied...]
         return result
+    }
+
+    /// Whether `splices` are in text order, do not overlap, and lie within a text of `length` bytes:
+    /// what a journal record read back from disk must be before it is applied.
+    static func fit(_ splices: [ByteSplice], length: Int) -> Bool {
+        var previousEnd = 0
+        for splice in splices {
+            guard splice.start >= previousEnd, splice.start <= splice.end, splice.end <= length else { return false }
+            previousEnd = splice.end
+        }
+        return true
     }
 }
 

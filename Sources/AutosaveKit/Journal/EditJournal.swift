@@ -36,6 +36,18 @@ public actor EditJournal {
         public var records: [JournalRecord]
         /// Bytes of a record cut short by a crash, ignored and truncated.
         public var tornBytes: Int
+        /// Edits records that did not fit the revision before them: each path is recovered as it
+        /// was before the broken record, and the journal as it was is kept in `keptAs`.
+        public var brokenChains: [BrokenChain] = []
+        /// Where the journal as it was is kept when it had broken chains.
+        public var keptAs: String?
+    }
+
+    /// An `.edits` record that could not be replayed: what is known about it.
+    public struct BrokenChain: Sendable, Equatable {
+        public var path: String
+        public var revision: Int
+        public var reason: String
     }
 
     public nonisolated let directory: String
@@ -46,6 +58,9 @@ public actor EditJournal {
     /// The newest unsaved record per path; what a rewrite keeps.
     private var live: [String: JournalRecord] = [:]
     private var liveBytes = 0
+    /// Bytes of `.edits` records written per path since its last full record: once they pass
+    /// the content's size, the next record is a full one (recovery never replays more than that).
+    private var deltaBytes: [String: Int] = [:]
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
@@ -90,8 +105,16 @@ public actor EditJournal {
             }
             (records, validBytes) = JournalFormat.decode(existing)
         }
-        let recovered = unsaved(records)
+        let (recovered, broken) = replay(records)
         let tornBytes = existing.isEmpty ? 0 : existing.count - validBytes
+        var keptAs: String?
+        if !broken.isEmpty {
+            // Nothing is guessed and nothing thrown away: the journal as it was stays beside.
+            keptAs = directory + "/journal.corrupt.log"
+            do { try Self.replaceFile(at: keptAs!, in: directory, with: existing).close() } catch {
+                throw .system(path: keptAs!, operation: "keep a copy of", .ioError)
+            }
+        }
         // Start every run from a journal of only the unsaved records. Revisions restart with each
         // run, so an old run's `saved` marker must never meet a new run's record for the same path.
         if records.count > recovered.count {
@@ -99,7 +122,7 @@ public actor EditJournal {
             for record in recovered { fresh += JournalFormat.encode(record) }
             let descriptor = try replaceFile(at: path, in: directory, with: fresh)
             let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
-            return (journal, Recovery(records: recovered, tornBytes: tornBytes))
+            return (journal, Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs))
         }
         let descriptor: FileDescriptor
         do {
@@ -151,18 +174,46 @@ public actor EditJournal {
         }
     }
 
-    /// The newest record per path that no `saved` record covers.
-    static func unsaved(_ records: [JournalRecord]) -> [JournalRecord] {
+    /// The newest state per path that no `saved` record covers, as full records: `.edits`
+    /// records are replayed onto the revision before them. One that does not fit it (that
+    /// revision missing, splices outside its text, a different resulting length) is not guessed
+    /// at: the path keeps its last good state, and the record is reported.
+    static func replay(_ records: [JournalRecord]) -> (unsaved: [JournalRecord], broken: [BrokenChain]) {
         var latest: [String: JournalRecord] = [:]
         var savedThrough: [String: Int] = [:]
+        var broken: [BrokenChain] = []
         for record in records {
             switch record.kind {
             case .saved: savedThrough[record.path] = max(savedThrough[record.path] ?? 0, record.revision)
             case .write, .delete:
                 if (latest[record.path]?.revision ?? -1) <= record.revision { latest[record.path] = record }
+            case .edits:
+                guard let previous = latest[record.path], previous.kind == .write, previous.revision == record.revision - 1 else {
+                    broken.append(BrokenChain(
+                        path: record.path, revision: record.revision,
+                        reason: "revision \(record.revision - 1), which its edits change, is not in the journal"))
+                    continue
+                }
+                let splices = record.splices ?? []
+                guard ByteSplice.fit(splices, length: previous.content.count) else {
+                    broken.append(BrokenChain(
+                        path: record.path, revision: record.revision, reason: "its edits do not lie within revision \(previous.revision)"))
+                    continue
+                }
+                let content = ByteSplice.apply(splices, to: previous.content)
+                guard content.count == record.resultLength else {
+                    broken.append(BrokenChain(
+                        path: record.path, revision: record.revision,
+                        reason: "its edits make \(content.count) bytes, not the \(record.resultLength ?? 0) it recorded"))
+                    continue
+                }
+                latest[record.path] = JournalRecord(
+                    kind: .write, path: record.path, revision: record.revision, changeID: record.changeID, content: content,
+                    baseDigest: record.baseDigest)
             }
         }
-        return latest.values.filter { $0.revision > (savedThrough[$0.path] ?? -1) }.sorted { $0.path < $1.path }
+        let unsaved = latest.values.filter { $0.revision > (savedThrough[$0.path] ?? -1) }.sorted { $0.path < $1.path }
+        return (unsaved, broken)
     }
 
     /// Appends an accepted edit; returns once it is durable (when `fsync` is on).
@@ -177,10 +228,31 @@ public actor EditJournal {
     /// these calls. Pass the returned number to `waitUntilDurable` before acknowledging the edit.
     ///
     /// - Throws: `JournalError.system` when it cannot be written.
+    ///
+    /// A record that carries `splices` of the revision just before it, when the journal holds
+    /// that revision, is written as just those splices (an `.edits` record): a keystroke in a
+    /// 10 MB file costs bytes, not 10 MB. Once the splices written since the last full record
+    /// pass the content's size, a full record is written again.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
-        try writeRecord(JournalFormat.head(of: record), record.content)
+        var full = record
+        full.splices = nil
+        if let splices = record.splices, record.kind == .write, let previous = live[record.path], previous.kind == .write,
+            previous.revision == record.revision - 1
+        {
+            let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
+            if deltaBytes[record.path, default: 0] + cost <= record.content.count {
+                let delta = record.asEdits(splices)
+                try writeRecord(JournalFormat.head(of: delta), delta.content)
+                deltaBytes[record.path, default: 0] += cost
+                appended += 1
+                remember(full)
+                return appended
+            }
+        }
+        try writeRecord(JournalFormat.head(of: full), full.content)
+        deltaBytes[record.path] = 0
         appended += 1
-        remember(record)
+        remember(full)
         return appended
     }
 
@@ -201,6 +273,7 @@ public actor EditJournal {
     public func markSaved(_ path: String, revision: Int) async throws(JournalError) {
         guard let record = live[path], record.revision <= revision else { return }
         live[path] = nil
+        deltaBytes[path] = nil
         liveBytes -= record.content.count + record.path.utf8.count
         try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)), [])
         // A lost marker only means the same bytes are recovered and found already on disk.
@@ -322,5 +395,7 @@ public actor EditJournal {
         try? file.close()
         file = fresh
         size = bytes.count
+        // Every live record was just written whole.
+        deltaBytes = [:]
     }
 }

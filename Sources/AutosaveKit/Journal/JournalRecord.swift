@@ -11,6 +11,8 @@ public struct JournalRecord: Sendable, Equatable {
         case delete = 2
         /// Everything up to `revision` of `path` is on disk: older records are obsolete.
         case saved = 3
+        /// The buffer's content became revision `revision - 1`'s with `splices` applied.
+        case edits = 4
     }
 
     public var kind: Kind
@@ -21,6 +23,11 @@ public struct JournalRecord: Sendable, Equatable {
     /// `ContentDigest` of the disk version the edit was made on; nil when the file did not exist.
     /// After a crash it tells whether the file changed while the agent was down.
     public var baseDigest: UInt64?
+    /// For `.edits`: the splices of the previous revision's content that make this one. On a
+    /// `.write` handed to the journal: the same splices, so it may record just them.
+    public var splices: [ByteSplice]?
+    /// For `.edits`: the content's length once the splices are applied, checked on recovery.
+    public var resultLength: Int?
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil
@@ -31,6 +38,15 @@ public struct JournalRecord: Sendable, Equatable {
         self.changeID = changeID
         self.content = content
         self.baseDigest = baseDigest
+    }
+
+    /// This record as a `.edits` record of its splices (the content is not kept).
+    func asEdits(_ splices: [ByteSplice]) -> JournalRecord {
+        var record = JournalRecord(kind: .edits, path: path, revision: revision, changeID: changeID, baseDigest: baseDigest)
+        record.splices = splices
+        record.resultLength = content.count
+        record.content = JournalFormat.body(of: splices, resultLength: content.count)
+        return record
     }
 }
 
@@ -51,7 +67,9 @@ public enum ContentDigest {
 /// A segment starts with an 8-byte header, `ASJ1` and the format version (UInt32, little
 /// endian). Each record is `length: UInt32 | crc32: UInt32 | payload`, and the payload is
 /// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | hasBase: UInt8 |
-/// baseDigest: UInt64 | pathLength: UInt32 | path | content`. All integers little endian.
+/// baseDigest: UInt64 | pathLength: UInt32 | path | content`. For `.edits` the content is
+/// `resultLength: UInt64 | count: UInt32 | (start: UInt64 | end: UInt64 | length: UInt32 | text)…`.
+/// All integers little endian.
 enum JournalFormat {
     static let magic: [UInt8] = Array("ASJ1".utf8)
     static let version: UInt32 = 1
@@ -123,8 +141,44 @@ enum JournalFormat {
             return nil
         }
         let content = Array(payload[(fixedPayload + pathLength)...])
-        return JournalRecord(
+        var record = JournalRecord(
             kind: kind, path: path, revision: revision, changeID: changeID, content: content, baseDigest: baseDigest)
+        if kind == .edits {
+            guard let (splices, resultLength) = splices(in: content) else { return nil }
+            record.splices = splices
+            record.resultLength = resultLength
+            record.content = []
+        }
+        return record
+    }
+
+    /// The content of an `.edits` record.
+    static func body(of splices: [ByteSplice], resultLength: Int) -> [UInt8] {
+        var body = le(UInt64(resultLength)) + le(UInt32(splices.count))
+        for splice in splices {
+            body += le(UInt64(splice.start)) + le(UInt64(splice.end)) + le(UInt32(splice.text.count)) + splice.text
+        }
+        return body
+    }
+
+    /// The splices and result length an `.edits` record's content holds; nil when it is malformed.
+    static func splices(in body: [UInt8]) -> ([ByteSplice], Int)? {
+        guard body.count >= 12 else { return nil }
+        let resultLength = readLE64(body, 0)
+        let count = Int(readLE32(body, 8))
+        var offset = 12
+        var splices: [ByteSplice] = []
+        for _ in 0..<count {
+            guard body.count - offset >= 20 else { return nil }
+            let start = readLE64(body, offset), end = readLE64(body, offset + 8)
+            let length = Int(readLE32(body, offset + 16))
+            offset += 20
+            guard body.count - offset >= length, start <= UInt64(Int.max), end <= UInt64(Int.max) else { return nil }
+            splices.append(ByteSplice(start: Int(start), end: Int(end), text: Array(body[offset..<(offset + length)])))
+            offset += length
+        }
+        guard offset == body.count, resultLength <= UInt64(Int.max) else { return nil }
+        return (splices, Int(resultLength))
     }
 
     static func le(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
