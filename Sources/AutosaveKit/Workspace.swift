@@ -340,6 +340,13 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
 
+    /// For tests on a manual clock: waits until the settle windows the clock has passed are
+    /// settled and their changes have reached the buffers.
+    func settleDueWindows() async {
+        await watcher.settleDueWindows()
+        await waitForHandledChanges()
+    }
+
     /// Stops taking changes, saves every dirty buffer (`flush()`), and stops watching.
     @discardableResult
     public func shutdown() async -> FlushOutcome {

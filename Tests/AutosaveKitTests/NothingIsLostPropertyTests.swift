@@ -166,6 +166,9 @@ final class Scenario: @unchecked Sendable {
     func check(after code: Int) async throws {
         // Look between steps, not in the middle of one: changes in hand reach their buffers first.
         await harness.workspace.watcherBarrier()
+        // A window the clock passed closes in its timer's task: a rename it reports must be
+        // followed before the model looks, or the model credits it to the step after.
+        await harness.workspace.settleDueWindows()
         await harness.workspace.waitForHandledChanges()
         try await harness.waitForQuietBuffers()
         // A buffer follows its file when the agent learns of a rename (`moved`): so do its edits,

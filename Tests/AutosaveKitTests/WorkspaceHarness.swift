@@ -64,6 +64,9 @@ final class WorkspaceHarness: Sendable {
     /// Moves time on by `duration` and waits until the autosaves due by then have landed.
     func advance(by duration: Duration) async throws {
         clock.advance(by: duration)
+        // Settle windows the clock passed close in their timers' own tasks: wait for them too.
+        await workspace.watcherBarrier()
+        await workspace.settleDueWindows()
         try await waitForQuietBuffers()
     }
 

@@ -167,6 +167,17 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         await withCheckedContinuation { settledWaiters.append((deadline, $0)) }
     }
 
+    /// Returns once every settle window whose end the clock has passed is settled and reported.
+    ///
+    /// For a clock that moves only when told to (tests): the timers it makes due fire in their
+    /// own tasks, after the call that moved it has returned, and a test that looks at once finds
+    /// a rename not yet followed, then sees it land under its next step.
+    func settleDueWindows() async {
+        guard let deadline = settler.nextDeadline(), TimerWakeUp.isDue(deadline, at: clock.now) else { return }
+        if let settled = settledThrough, deadline <= settled { return }
+        await withCheckedContinuation { settledWaiters.append((deadline, $0)) }
+    }
+
     /// Waits for a barrier; returns the latest settle deadline open when it arrived.
     private func barrier() async -> C.Instant? {
         guard !isStopped else { return nil }
