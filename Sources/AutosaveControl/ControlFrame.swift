@@ -103,7 +103,13 @@ public struct FrameReader: Sendable {
         }
         guard buffer.readableBytes > 0 else { return nil }
         searched = 0
-        return ControlFrame(line: buffer.readSlice(length: buffer.readableBytes)!)
+        let line = buffer.readSlice(length: buffer.readableBytes)!
+        // A last line may announce content too; none can follow it now.
+        if let (announced, id) = try announcement(in: line) {
+            guard announced == 0 else { throw .truncatedContent(id: id, received: 0, announced: announced) }
+            return ControlFrame(line: line, content: [])
+        }
+        return ControlFrame(line: line)
     }
 
     private mutating func takeContent(from buffer: inout ByteBuffer) -> ControlFrame? {
@@ -121,6 +127,7 @@ public struct FrameReader: Sendable {
     }
 
     private static let announcementKey = Array(#""contentBytes""#.utf8)
+    private static let escape = Array(#"\u"#.utf8)
 
     /// Whether `needle` occurs in `haystack`. By hand: the standard library's generic
     /// `firstRange(of:)` looked up type metadata on every call and was a tenth of the agent's
@@ -139,7 +146,9 @@ public struct FrameReader: Sendable {
 
     /// The raw byte count a line announces, and its id; nil when it announces none.
     private func announcement(in line: ByteBuffer) throws(FramingError) -> (Int, JSONValue?)? {
-        guard line.withUnsafeReadableBytes({ Self.contains(Self.announcementKey, in: $0) }) else { return nil }
+        // The key may also be written with escapes (`"content\u0042ytes"`), which the parser decodes.
+        guard line.withUnsafeReadableBytes({ Self.contains(Self.announcementKey, in: $0) || Self.contains(Self.escape, in: $0) })
+        else { return nil }
         // Only a member of `params` (or `result`) announces; the key inside a string does not.
         guard case .object(let members)? = line.withUnsafeReadableBytes({ try? JSONReader.parse($0) }) else { return nil }
         guard case .object(let fields)? = members.first(where: { $0.key == announcer.rawValue })?.value,

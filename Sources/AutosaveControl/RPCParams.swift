@@ -64,8 +64,9 @@ struct RPCParams {
             guard let data = Data(base64Encoded: encoded) else { throw .invalidParams("`contentBase64` is not valid base64") }
             return Array(data)
         case ("contentBytes", _):
-            // The framing read exactly the announced bytes, or the request never got here.
-            return raw ?? []
+            // The framing read exactly the announced bytes; none attached means none came.
+            guard let raw else { throw .invalidParams("`contentBytes` was given but no raw bytes followed the line") }
+            return raw
         case (let key, let other): throw .invalidParams("`\(key)` must be a string, got \(other.kindDescription)")
         }
     }
@@ -74,7 +75,9 @@ struct RPCParams {
     func patchText() throws(RPCError) -> [UInt8] {
         switch (value("patch"), value("contentBytes")) {
         case (.string(let text)?, nil): return Array(text.utf8)
-        case (nil, .some): return raw ?? []
+        case (nil, .some):
+            guard let raw else { throw .invalidParams("`contentBytes` was given but no raw bytes followed the line") }
+            return raw
         case (nil, nil): throw .invalidParams("missing `patch` (a unified diff as text) or `contentBytes` (its raw bytes after the line)")
         case (.some, .some): throw .invalidParams("give `patch` or `contentBytes`, not both")
         case (let other?, nil): throw .invalidParams("`patch` must be a string, got \(other.kindDescription)")

@@ -52,8 +52,9 @@ extension Workspace {
                 let accepted = plan.new == nil
                     ? try await plan.buffer.delete(changeID: nil, ifRevision: plan.revision)
                     : try await plan.buffer.write(plan.new!, changeID: nil, ifRevision: plan.revision)
-                tickets.append(AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger))
+                // Changed now, journaled or not: a failure from here on must undo it too.
                 applied.append(PatchedFile(path: plan.key, revision: accepted.revision))
+                tickets.append(AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger))
             }
         } catch {
             // Another client edited a file between the look and the change (or a folder could
@@ -79,6 +80,11 @@ extension Workspace {
         }
         let new: [UInt8]
         do throws(PatchError) { new = try HunkPlacement.apply(file.hunks, to: old ?? [], path: key) } catch { throw .patchRefused(error) }
-        return file.newPath == nil ? nil : new
+        // A deletion removes the file the patch saw, all of it, or nothing.
+        guard file.newPath != nil else {
+            guard new.isEmpty else { throw .patchRefused(.deletionLeavesText(path: key, bytes: new.count)) }
+            return nil
+        }
+        return new
     }
 }

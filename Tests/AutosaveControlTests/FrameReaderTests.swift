@@ -83,6 +83,18 @@ import Testing
         #expect(try reader.next(from: &request)?.content == nil)
     }
 
+    @Test func aKeyWrittenWithEscapesAnnouncesToo() throws {
+        let line = #"{"jsonrpc":"2.0","id":1,"method":"write","params":{"path":"a","content\u0042ytes":3}}"#
+        #expect(try read(Array((line + "\nabc").utf8), in: [5]) == [Sent(line: line, content: Array("abc".utf8))])
+    }
+
+    @Test func aLastLineThatAnnouncesBytesCannotHaveThem() {
+        let line = #"{"jsonrpc":"2.0","id":4,"method":"write","params":{"path":"a","contentBytes":5}}"#
+        #expect(throws: FramingError.truncatedContent(id: .number("4"), received: 0, announced: 5)) {
+            try read(Array(line.utf8), in: [])
+        }
+    }
+
     @Test func anAnnouncementOverTheLimitFailsBeforeItsBytesAreHeld() {
         let line = #"{"jsonrpc":"2.0","id":7,"method":"write","params":{"path":"a","contentBytes":5000}}"#
         #expect(throws: FramingError.contentTooLarge(id: .number("7"), announced: 5000)) {

@@ -212,10 +212,36 @@ import Testing
 @Suite struct DeltaJournalTests {
     /// Revision `revision`'s record as a buffer hands it over: the full text and the splices
     /// that made it from the text before.
-    func edited(_ path: String, _ revision: Int, _ text: [UInt8], _ splices: [ByteSplice]) -> JournalRecord {
+    let buffer = UUID()
+
+    func edited(_ path: String, _ revision: Int, _ text: [UInt8], _ splices: [ByteSplice], by source: UUID? = nil) -> JournalRecord {
         var record = JournalRecord(kind: .write, path: path, revision: revision, content: text)
         record.splices = splices
+        record.source = source ?? buffer
         return record
+    }
+
+    func full(_ path: String, _ revision: Int, _ text: [UInt8], by source: UUID? = nil) -> JournalRecord {
+        var record = JournalRecord(kind: .write, path: path, revision: revision, content: text)
+        record.source = source ?? buffer
+        return record
+    }
+
+    /// After a rename put another buffer at the path, its splices are of its own text, not of
+    /// the record the journal holds for that path: they are written whole.
+    @Test func splicesOfAnotherBufferAtThePathAreWrittenWhole() async throws {
+        let state = try TemporaryDirectory()
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        let long = Array(String(repeating: "text of the buffer that was here\n", count: 100).utf8)
+        try await journal.append(full("b.txt", 5, long))
+        var moved = Array(String(repeating: "text of the buffer that moved here\n", count: 100).utf8)
+        let splice = ByteSplice(start: 0, end: 0, text: Array("!".utf8))
+        moved = ByteSplice.apply([splice], to: moved)
+        let before = await journal.byteCount
+        try await journal.append(edited("b.txt", 6, moved, [splice], by: UUID()))
+        #expect(await journal.byteCount - before >= moved.count, "written whole")
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.content) == [moved])
     }
 
     @Test func aThousandKeystrokesInALargeFileCostBytesAndComeBackWhole() async throws {
@@ -224,7 +250,7 @@ import Testing
         var random = SystemRandomNumberGenerator()
         do {
             let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
-            try await journal.append(JournalRecord(kind: .write, path: "big.txt", revision: 1, content: text))
+            try await journal.append(full("big.txt", 1, text))
             let afterSnapshot = await journal.byteCount
             for revision in 2...1_001 {
                 let at = Int.random(in: 0...text.count, using: &random)
@@ -247,7 +273,7 @@ import Testing
         let state = try TemporaryDirectory()
         let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
         var text = Array("short\n".utf8)
-        try await journal.append(JournalRecord(kind: .write, path: "a.txt", revision: 1, content: text))
+        try await journal.append(full("a.txt", 1, text))
         // A splice as large as the text: a full record is cheaper to replay.
         let large = ByteSplice(start: 0, end: 0, text: Array("a long insertion\n".utf8))
         text = ByteSplice.apply([large], to: text)

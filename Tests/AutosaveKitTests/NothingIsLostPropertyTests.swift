@@ -213,6 +213,9 @@ final class Scenario: @unchecked Sendable {
         // A version the other side has taken in may be replaced by it from now on.
         for (file, version) in latestExternal where inBuffers.contains(version) { latestExternal[file] = nil }
         for (file, version) in latestEdit where onDisk.contains(version) { latestEdit[file] = nil }
+        // So may an edit a rename replaced once it is on disk: a save can land before the agent
+        // learns of the rename, and a tool may then overwrite the saved file, as it may any file.
+        replacedEdits.removeAll { onDisk.contains($0) }
     }
 }
 

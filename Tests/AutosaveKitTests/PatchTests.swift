@@ -60,6 +60,12 @@ import Testing
         }
     }
 
+    @Test func aChangeLineTheHeaderDoesNotCountIsRefusedNotDropped() {
+        #expect(throws: UnifiedDiff.ParseError.badHunkLine(line: 7, "-d")) {
+            try UnifiedDiff(parsing: bytes("--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n-d\n+e\n"))
+        }
+    }
+
     @Test func patchesThatCannotBeReadSayWhichLine() {
         #expect(throws: UnifiedDiff.ParseError.hunkWithoutFile(line: 1)) { try UnifiedDiff(parsing: bytes("@@ -1 +1 @@\n-a\n+b\n")) }
         #expect(throws: UnifiedDiff.ParseError.badHunkHeader(line: 3, "@@ -x +1 @@")) {

@@ -47,3 +47,34 @@ import Testing
         await harness.stop()
     }
 }
+
+/// A patch changes every file it names or none, and deletes only the file it was made from.
+@Suite struct PatchWorkspaceTests {
+    @Test func aPatchWhoseSecondFileDoesNotFitChangesNeither() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\ntwo\n", "b.txt": "x\ny\n"])
+        let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n x\n-z\n+Z\n"
+        await #expect(throws: WorkspaceError.patchRefused(.hunkDoesNotApply(path: "b.txt", hunk: "@@ -1,2 +1,2 @@", line: 2, expected: "z", found: "y"))) {
+            _ = try await harness.workspace.applyPatch(Array(patch.utf8))
+        }
+        #expect(try await harness.text("a.txt") == "one\ntwo\n")
+        #expect(await harness.workspace.status().allSatisfy { !$0.isDirty })
+        await harness.stop()
+    }
+
+    @Test func aDeletionMustRemoveAllOfTheFile() async throws {
+        let harness = try await WorkspaceHarness(files: ["x.txt": "foo\nbar\nbaz\n"])
+        let partial = "--- a/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-foo\n"
+        await #expect(throws: WorkspaceError.patchRefused(.deletionLeavesText(path: "x.txt", bytes: 8))) {
+            _ = try await harness.workspace.applyPatch(Array(partial.utf8))
+        }
+        await #expect(throws: WorkspaceError.patchRefused(.deletionLeavesText(path: "x.txt", bytes: 12))) {
+            _ = try await harness.workspace.applyPatch(Array("--- a/x.txt\n+++ /dev/null\n".utf8))
+        }
+        #expect(try harness.project.read("x.txt") == "foo\nbar\nbaz\n")
+        let whole = "--- a/x.txt\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-foo\n-bar\n-baz\n"
+        let deleted = try await harness.workspace.applyPatch(Array(whole.utf8))
+        #expect(deleted.map(\.path) == ["x.txt"])
+        #expect(try await harness.workspace.read("x.txt").content == nil)
+        await harness.stop()
+    }
+}

@@ -70,6 +70,22 @@ import Testing
         #expect(try project.read("a.txt") == "before\n", "nothing half-sent was saved on the way out")
     }
 
+    /// The last line announces bytes and the client ends its side: no content came, so nothing
+    /// is written (an empty file would have been acknowledged).
+    @Test func anAnnouncementWithNothingAfterItWritesNothing() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "kept\n")
+        let agent = try await AgentProcess.started(on: project)
+        let socket = project.url(".autosave/agent.sock")
+        let line = Array(#"{"jsonrpc":"2.0","id":3,"method":"write","params":{"path":"a.txt","contentBytes":5}}"#.utf8)
+        let answers = try RawAnswers(try SocketScript.exchange(socket: socket, bytes: line))
+        #expect(answers.messages.first?.line.contains("ended 0 bytes into the 5 raw bytes") == true, "\(answers.messages.map(\.line))")
+        #expect(try await AgentProcess.client(["cat", "a.txt"], in: project).stdout == "kept")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+        #expect(try project.read("a.txt") == "kept\n")
+    }
+
     @Test func aLengthThatIsNotANumberEndsTheConnection() async throws {
         let project = try TemporaryDirectory()
         let agent = try await AgentProcess.started(on: project)

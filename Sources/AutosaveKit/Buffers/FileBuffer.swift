@@ -17,6 +17,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             knownBaseDigest = nil
         }
     }
+    /// Names this buffer's journal records, so the journal never strings one buffer's splices
+    /// onto another's text (a rename can put two buffers at one path, one after the other).
+    let journalSource = UUID()
     /// `ContentDigest` of `base`, worked out at most once per base: every journal record names
     /// its base, and a pass over a 10 MB file per keystroke would cost more than the edit.
     private var knownBaseDigest: UInt64?
@@ -162,9 +165,11 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     /// The buffer's current state as a journal record (content and the base it was made on).
     func journalRecord(changeID: UUID? = nil) -> JournalRecord {
-        JournalRecord(
+        var record = JournalRecord(
             kind: content == nil ? .delete : .write, path: path, revision: revision, changeID: changeID,
             content: content ?? [], baseDigest: baseDigest())
+        record.source = journalSource
+        return record
     }
 
     /// Makes `bytes` the content (nil: the buffer deletes its file) at the next revision.

@@ -60,7 +60,18 @@ public actor EditJournal {
     private var liveBytes = 0
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
-    private var deltaBytes: [String: Int] = [:]
+    private var deltaChains: [String: DeltaChain] = [:]
+
+    /// The `.edits` records written for a path since its last full record.
+    private struct DeltaChain {
+        var count = 0
+        var bytes = 0
+    }
+
+    /// Recovery replays a chain with one copy of the content per record: a chain ends (the next
+    /// record is full) before its records times the content's size pass this, so a crash's
+    /// recovery copies at most about 2 GiB per file (a 10 MB file: 200 records per chain).
+    static var replayBudget: Int { 2 << 30 }
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
@@ -230,27 +241,29 @@ public actor EditJournal {
     /// - Throws: `JournalError.system` when it cannot be written.
     ///
     /// A record that carries `splices` of the revision just before it, when the journal holds
-    /// that revision, is written as just those splices (an `.edits` record): a keystroke in a
-    /// 10 MB file costs bytes, not 10 MB. Once the splices written since the last full record
-    /// pass the content's size, a full record is written again.
+    /// that revision from the same buffer, is written as just those splices (an `.edits`
+    /// record): a keystroke in a 10 MB file costs bytes, not 10 MB. Once the splices written
+    /// since the last full record pass the content's size, or the chain `replayBudget`, a full
+    /// record is written again.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
         var full = record
         full.splices = nil
         if let splices = record.splices, record.kind == .write, let previous = live[record.path], previous.kind == .write,
-            previous.revision == record.revision - 1
+            previous.revision == record.revision - 1, record.source != nil, previous.source == record.source
         {
             let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
-            if deltaBytes[record.path, default: 0] + cost <= record.content.count {
+            let chain = deltaChains[record.path, default: DeltaChain()]
+            if chain.bytes + cost <= record.content.count, (chain.count + 1) * max(record.content.count, 1) <= Self.replayBudget {
                 let delta = record.asEdits(splices)
                 try writeRecord(JournalFormat.head(of: delta), delta.content)
-                deltaBytes[record.path, default: 0] += cost
+                deltaChains[record.path] = DeltaChain(count: chain.count + 1, bytes: chain.bytes + cost)
                 appended += 1
                 remember(full)
                 return appended
             }
         }
         try writeRecord(JournalFormat.head(of: full), full.content)
-        deltaBytes[record.path] = 0
+        deltaChains[record.path] = nil
         appended += 1
         remember(full)
         return appended
@@ -273,7 +286,7 @@ public actor EditJournal {
     public func markSaved(_ path: String, revision: Int) async throws(JournalError) {
         guard let record = live[path], record.revision <= revision else { return }
         live[path] = nil
-        deltaBytes[path] = nil
+        deltaChains[path] = nil
         liveBytes -= record.content.count + record.path.utf8.count
         try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)), [])
         // A lost marker only means the same bytes are recovered and found already on disk.
@@ -396,6 +409,6 @@ public actor EditJournal {
         file = fresh
         size = bytes.count
         // Every live record was just written whole.
-        deltaBytes = [:]
+        deltaChains = [:]
     }
 }

@@ -28,6 +28,9 @@ public struct JournalRecord: Sendable, Equatable {
     public var splices: [ByteSplice]?
     /// For `.edits`: the content's length once the splices are applied, checked on recovery.
     public var resultLength: Int?
+    /// Which buffer made the record (never written to disk): splices are kept as splices only
+    /// on top of a record of the same buffer, not of one a rename replaced at the same path.
+    public var source: UUID?
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil

@@ -14,12 +14,16 @@ public enum PatchError: Error, Equatable, Sendable, CustomStringConvertible {
     case renames(from: String, to: String)
     /// The patch names the same file twice.
     case sameFileTwice(path: String)
+    /// The patch deletes a file, but its hunks do not remove all of its text.
+    case deletionLeavesText(path: String, bytes: Int)
 
     /// The file at fault, when there is one.
     public var path: String? {
         switch self {
         case .unreadable: nil
-        case .hunkDoesNotApply(let path, _, _, _, _), .fileExists(let path), .noSuchFile(let path), .sameFileTwice(let path): path
+        case .hunkDoesNotApply(let path, _, _, _, _), .fileExists(let path), .noSuchFile(let path), .sameFileTwice(let path),
+            .deletionLeavesText(let path, _):
+            path
         case .renames(let from, _): from
         }
     }
@@ -34,6 +38,8 @@ public enum PatchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSuchFile(let path): "\(path): the patch changes it, but there is no such file; nothing was changed"
         case .renames(let from, let to): "the patch renames \(from) to \(to); renames are not applied here (use git); nothing was changed"
         case .sameFileTwice(let path): "the patch names \(path) twice; nothing was changed"
+        case .deletionLeavesText(let path, let bytes):
+            "the patch deletes \(path), but \(bytes) bytes of it are not in the patch (is it the file the patch was made from?); nothing was changed"
         }
     }
 }
@@ -48,7 +54,7 @@ public enum HunkPlacement {
     ///
     /// - Throws: `PatchError.hunkDoesNotApply` for the first hunk whose old lines are nowhere.
     public static func apply(_ hunks: [UnifiedDiff.Hunk], to text: [UInt8], path: String) throws(PatchError) -> [UInt8] {
-        let lines = UnifiedDiff.lines(of: text)
+        let lines = TextLines(text)
         var result: [UInt8] = []
         result.reserveCapacity(text.count)
         var next = 0
@@ -58,22 +64,31 @@ public enum HunkPlacement {
             guard let at = place(hunk.oldLines, in: lines, near: stated, notBefore: next) else {
                 throw mismatch(hunk, in: lines, at: max(stated, next), path: path)
             }
-            for line in lines[next..<at] { result += line }
+            result += text[lines.offset(ofLine: next)..<lines.offset(ofLine: at)]
             for line in hunk.newLines { result += line }
             next = at + hunk.oldLines.count
         }
-        for line in lines[next...] { result += line }
+        result += text[lines.offset(ofLine: next)...]
         return result
     }
 
-    /// The index nearest `stated` (at or after `minimum`) where `old` matches line for line.
-    static func place(_ old: [[UInt8]], in lines: [[UInt8]], near stated: Int, notBefore minimum: Int) -> Int? {
+    /// The line index nearest `stated` (at or after `minimum`) where `old` matches line for
+    /// line. Each place is tried by comparing one hash of its lines, so a hunk costs the
+    /// distance searched, not that times its length; only a place whose hash matches is compared
+    /// byte by byte.
+    static func place(_ old: [[UInt8]], in lines: TextLines, near stated: Int, notBefore minimum: Int) -> Int? {
         let last = lines.count - old.count
         guard last >= minimum else { return nil }
-        func matches(_ start: Int) -> Bool { old.indices.allSatisfy { lines[start + $0] == old[$0] } }
         // A header may name any line (a billion, in a hostile patch): the search starts at the
         // nearest place a hunk can be and goes no further than the text, both ways.
         let nearest = min(max(stated, minimum), last)
+        guard !old.isEmpty else { return nearest }
+        let wanted = TextLines.windowHash(old.map(TextLines.hash))
+        let power = TextLines.power(old.count)
+        func matches(_ start: Int) -> Bool {
+            lines.windowHash(from: start, count: old.count, power: power) == wanted
+                && old.indices.allSatisfy { lines.line(start + $0).elementsEqual(old[$0]) }
+        }
         for distance in 0...(last - minimum) {
             for candidate in [nearest - distance, nearest + distance] where candidate >= minimum && candidate <= last {
                 if matches(candidate) { return candidate }
@@ -84,11 +99,64 @@ public enum HunkPlacement {
     }
 
     /// The error for a hunk that fits nowhere: the first of its lines that differs where it said it goes.
-    private static func mismatch(_ hunk: UnifiedDiff.Hunk, in lines: [[UInt8]], at start: Int, path: String) -> PatchError {
-        func text(_ line: [UInt8]) -> String { String(decoding: line.prefix { $0 != 10 && $0 != 13 }, as: UTF8.self) }
-        let differing = hunk.oldLines.indices.first { start + $0 >= lines.count || lines[start + $0] != hunk.oldLines[$0] } ?? 0
-        let found = start + differing < lines.count ? text(lines[start + differing]) : nil
+    private static func mismatch(_ hunk: UnifiedDiff.Hunk, in lines: TextLines, at start: Int, path: String) -> PatchError {
+        func text(_ line: some Collection<UInt8>) -> String { String(decoding: line.prefix { $0 != 10 && $0 != 13 }, as: UTF8.self) }
+        let differing = hunk.oldLines.indices.first { start + $0 >= lines.count || !lines.line(start + $0).elementsEqual(hunk.oldLines[$0]) } ?? 0
+        let found = start + differing < lines.count ? text(lines.line(start + differing)) : nil
         let expected = hunk.oldLines.isEmpty ? "" : text(hunk.oldLines[differing])
         return .hunkDoesNotApply(path: path, hunk: hunk.header, line: start + differing + 1, expected: expected, found: found)
+    }
+}
+
+/// A text's lines (each with its `\n`) as ranges of it, with a hash per line and prefix hashes,
+/// so any run of lines is compared with another in constant time.
+struct TextLines {
+    let text: [UInt8]
+    private var starts: [Int] = []
+    /// `prefix[i]`: the polynomial hash of lines 0..<i.
+    private var prefix: [UInt64] = [0]
+
+    static let base: UInt64 = 0x0000_0100_0000_01B3
+
+    init(_ text: [UInt8]) {
+        self.text = text
+        var start = 0
+        text.withUnsafeBufferPointer { bytes in
+            for offset in bytes.indices where bytes[offset] == UInt8(ascii: "\n") {
+                append(start, offset + 1, bytes)
+                start = offset + 1
+            }
+            if start < bytes.count { append(start, bytes.count, bytes) }
+        }
+    }
+
+    private mutating func append(_ start: Int, _ end: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
+        starts.append(start)
+        prefix.append(prefix.last! &* Self.base &+ Self.hash(UnsafeBufferPointer(rebasing: bytes[start..<end])))
+    }
+
+    var count: Int { starts.count }
+
+    func offset(ofLine index: Int) -> Int { index < starts.count ? starts[index] : text.count }
+
+    func line(_ index: Int) -> ArraySlice<UInt8> { text[offset(ofLine: index)..<offset(ofLine: index + 1)] }
+
+    /// The hash of lines `start..<start + count`; `power` is `power(count)`.
+    func windowHash(from start: Int, count: Int, power: UInt64) -> UInt64 {
+        prefix[start + count] &- prefix[start] &* power
+    }
+
+    static func windowHash(_ hashes: [UInt64]) -> UInt64 { hashes.reduce(0) { $0 &* base &+ $1 } }
+
+    static func power(_ count: Int) -> UInt64 { (0..<count).reduce(1) { value, _ in value &* base } }
+
+    /// FNV-1a of one line's bytes.
+    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
     }
 }

@@ -114,6 +114,13 @@ public struct UnifiedDiff: Sendable, Equatable {
                 }
             }
             files[files.count - 1].hunks.append(hunk)
+            // A change line right after a hunk whose counts are met is one the header does not
+            // count: applying the hunk without it would silently drop part of the change.
+            if index < lines.count, let first = lines[index].first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-"),
+                !lines[index].starts(with: Array("--- ".utf8))
+            {
+                throw .badHunkLine(line: index + 1, text(lines[index]))
+            }
         }
         files.removeAll { $0.hunks.isEmpty && !($0.oldPath == nil || $0.newPath == nil) }
         guard !files.isEmpty else { throw .empty }
