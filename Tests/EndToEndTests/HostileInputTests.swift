@@ -39,11 +39,29 @@ import Testing
     @Test func thousandsOfIdleConnectionsDoNotStopOtherClients() async throws {
         let project = try TemporaryDirectory()
         let agent = try await startAgent(project)
-        let idle = try (0..<2_000).map { _ in try RawSocketClient(path: project.url(".autosave/agent.sock")) }
+        // Held by a separate process: 2,000 descriptors in the test process itself made every
+        // process another test spawned meanwhile risk Foundation's Process.run, which crashed in
+        // CI with descriptor numbers past 1,024.
+        let holder = try AgentProcess(
+            ["-c", """
+                import resource, signal, socket, sys
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+                held = []
+                for _ in range(2000):
+                    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    connection.connect(sys.argv[1])
+                    held.append(connection)
+                print("holding", len(held), flush=True)
+                signal.pause()
+                """, project.url(".autosave/agent.sock")],
+            executable: "/usr/bin/python3")
+        _ = try await holder.stdoutLines.first(timeout: .seconds(60), "holding") { $0 == "holding 2000" }
         #expect(try await cli(["write", "a.txt"], in: project, stdin: "served\n").status == 0)
         #expect(try await cli(["cat", "a.txt"], in: project).stdout == "served")
         #expect(try residentMegabytes(agent) < 400, "2,000 idle connections cost bounded memory")
-        withExtendedLifetime(idle) {}
+        holder.signal(SIGTERM)
+        _ = await holder.exitStatus()
         agent.signal(SIGTERM)
         #expect(await agent.exitStatus() == 0)
     }

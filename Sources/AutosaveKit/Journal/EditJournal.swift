@@ -93,6 +93,11 @@ public actor EditJournal {
         }
     }
 
+    deinit {
+        // A journal let go (a workspace replaced, a test done) gives its descriptor back.
+        try? file.close()
+    }
+
     /// Opens the journal in `directory` (creating it), and returns what it holds that was never saved.
     ///
     /// - Throws: `JournalError.futureVersion` or `.notAJournal` without touching the file, or `.system`.
