@@ -55,7 +55,7 @@ public struct JournalRecord: Sendable, Equatable {
 
 /// A 64-bit FNV-1a digest of a file's bytes, to recognise a version without keeping it.
 public enum ContentDigest {
-    public static func of(_ bytes: [UInt8]) -> UInt64 {
+    public static func of(_ bytes: some Collection<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

@@ -150,13 +150,6 @@ struct TextLines {
 
     static func power(_ count: Int) -> UInt64 { (0..<count).reduce(1) { value, _ in value &* base } }
 
-    /// FNV-1a of one line's bytes.
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
+    /// One line's hash: the digest that names file versions elsewhere.
+    static func hash(_ bytes: some Collection<UInt8>) -> UInt64 { ContentDigest.of(bytes) }
 }
