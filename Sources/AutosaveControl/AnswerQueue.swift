@@ -102,7 +102,7 @@ final class AnswerQueue: Sendable {
 /// One message to send: a JSON line and the raw bytes its `contentBytes` announced.
 struct OutgoingMessage: Sendable {
     var line: String
-    var content: [UInt8]? = nil
+    var content: TextRope? = nil
 }
 
 /// One answer in a connection's queue: ready to send, or waiting for its edit to be durable.

@@ -7,7 +7,7 @@ struct MethodOutcome: Sendable {
     /// An accepted edit: the answer is sent once it is durable.
     var edit: AcceptedEdit?
     /// Raw bytes sent right after the answer's line (its `result.contentBytes`).
-    var content: [UInt8]?
+    var content: TextRope?
 }
 
 /// Carries out one request against the workspace. Nothing here touches a file directly.
@@ -57,16 +57,18 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         do {
             let path = try await workspace.resolve(try params.string("path"))
             let isRaw = try params.optionalBool("raw") ?? false
-            let (content, revision) = try await workspace.read(path)
+            let (text, revision) = try await workspace.readText(path)
             var members = [member("path", .string(path)), member("revision", .number(String(revision)))]
-            guard let content else {
+            guard let text else {
                 members.append(member("exists", .bool(false)))
                 return MethodOutcome(result: .object(members))
             }
             if isRaw {
-                members.append(member("contentBytes", .number(String(content.count))))
-                return MethodOutcome(result: .object(members), content: content)
+                // Copied once, from the buffer's chunks straight into the socket's buffer.
+                members.append(member("contentBytes", .number(String(text.count))))
+                return MethodOutcome(result: .object(members), content: text)
             }
+            let content = text.bytes
             if let text = String(validating: content, as: UTF8.self) {
                 members.append(member("content", .string(text)))
             } else {

@@ -255,7 +255,7 @@ actor MessageWriter {
         for message in messages {
             buffer.writeString(message.line)
             buffer.writeInteger(UInt8(ascii: "\n"))
-            if let content = message.content { buffer.writeBytes(content) }
+            message.content?.forEachChunk { buffer.writeBytes($0) }
         }
         try? await outbound.write(buffer)
     }

@@ -167,8 +167,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// The buffer's bytes (nil when the buffer deletes its file) and revision.
     public func read(_ path: String) async throws(WorkspaceError) -> (content: [UInt8]?, revision: Int) {
+        let (text, revision) = try await readText(path)
+        return (text?.bytes, revision)
+    }
+
+    /// The buffer's text (nil when the buffer deletes its file) and revision, without a copy.
+    public func readText(_ path: String) async throws(WorkspaceError) -> (text: TextRope?, revision: Int) {
         let buffer = try await buffer(for: try normalize(path))
-        return (await buffer.content, await buffer.revision)
+        return (await buffer.text, await buffer.revision)
     }
 
     /// Replaces the content of `path`; saved after the autosave window.
@@ -269,7 +275,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let wasOpen = buffers[key] != nil
         let buffer = try await buffer(for: key)
         // Nothing on disk and nothing coming: refuse, and keep no buffer that was opened only to ask.
-        if !wasOpen, await buffer.content == nil {
+        if !wasOpen, await buffer.text == nil {
             await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
             throw .noSuchFile(path: key)
         }

@@ -63,7 +63,7 @@ import Testing
         let state = try TemporaryDirectory()
         let future = Array("ASJ1".utf8) + [9, 0, 0, 0] + [1, 2, 3]
         try Data(future).write(to: URL(fileURLWithPath: state.path + "/journal.log"))
-        #expect(throws: JournalError.futureVersion(path: state.path + "/journal.log", found: 9, supported: 1)) {
+        #expect(throws: JournalError.futureVersion(path: state.path + "/journal.log", found: 9, supported: JournalFormat.version)) {
             try EditJournal.open(directory: state.path, fsync: true)
         }
         #expect(try FileContents.read(state.path + "/journal.log") == future)
@@ -287,6 +287,87 @@ import Testing
         before = await journal.byteCount
         try await journal.append(edited("a.txt", 3, text, [small]))
         #expect(await journal.byteCount - before >= JournalFormat.fixedPayload + text.count, "written whole after a save")
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.content) == [text])
+    }
+
+    /// The first keystroke in a clean file, as a buffer hands it over: the file it was made on.
+    func firstEdit(of file: String, in folder: TemporaryDirectory, _ splice: ByteSplice) throws -> (JournalRecord, [UInt8]) {
+        let original = try FileContents.read(folder.path + "/" + file)
+        let identity = try #require(Fingerprint.of(folder.path + "/" + file))
+        let text = ByteSplice.apply([splice], to: original)
+        var record = edited(file, 2, text, [splice])
+        record.baseDigest = ContentDigest.of(original)
+        record.editedBase = EditedBase(file: folder.path + "/" + file, device: identity.device, inode: identity.inode)
+        return (record, text)
+    }
+
+    /// A clean file's first keystrokes cost bytes too: the journal pins the file they were made
+    /// on (a hard link) instead of writing it, and a crash brings them back from the pin, even
+    /// after a tool replaced the file by rename while the agent was down.
+    @Test func aCleanFilesFirstKeystrokesStandOnAPinnedCopyThatOutlivesARename() async throws {
+        let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
+        let original = Array(String(repeating: "a line of a large file\n", count: 20_000).utf8)
+        try TemporaryDirectory.writeFile(project.path + "/big.txt", original)
+        let (first, firstText) = try firstEdit(of: "big.txt", in: project, ByteSplice(start: 5, end: 6, text: Array("L".utf8)))
+        var text = firstText
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+            try await journal.append(first)
+            for revision in 3...50 {
+                let splice = ByteSplice(start: revision * 10, end: revision * 10, text: Array("k".utf8))
+                text = ByteSplice.apply([splice], to: text)
+                var next = edited("big.txt", revision, text, [splice])
+                next.baseDigest = first.baseDigest
+                try await journal.append(next)
+            }
+            let size = await journal.byteCount
+            #expect(size < 10_000, "50 keystrokes in a \(original.count)-byte file cost \(size) bytes")
+        }
+        // While the agent is down, a tool replaces the file by rename.
+        try TemporaryDirectory.writeFile(project.path + "/big.tmp", Array("replaced\n".utf8))
+        #expect(rename(project.path + "/big.tmp", project.path + "/big.txt") == 0)
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.brokenChains.isEmpty)
+        #expect(recovery.records.count == 1 && recovery.records.first?.revision == 50)
+        #expect(recovery.records.first?.content == text, "the pinned version plus the keystrokes")
+        #expect(recovery.records.first?.baseDigest == ContentDigest.of(original), "still the version the edits were made on")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").isEmpty, "the rewritten journal needs no pin")
+    }
+
+    @Test func aPinIsGoneOnceItsChainIsSavedAndAPinThatChangedIsReportedNotGuessed() async throws {
+        let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
+        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 500).utf8))
+        try TemporaryDirectory.writeFile(project.path + "/b.txt", Array(String(repeating: "beta\n", count: 500).utf8))
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+        let (first, _) = try firstEdit(of: "a.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("A".utf8)))
+        try await journal.append(first)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").count == 1)
+        try await journal.markSaved("a.txt", revision: 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").isEmpty, "saved: the pin goes")
+        let (second, _) = try firstEdit(of: "b.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("B".utf8)))
+        try await journal.append(second)
+        // The file is changed in place while the agent is down: the pin (the same inode) changes too.
+        let handle = try #require(FileHandle(forWritingAtPath: project.path + "/b.txt"))
+        try handle.write(contentsOf: Data("BETA".utf8))
+        try handle.close()
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.records.isEmpty, "nothing is guessed")
+        #expect(recovery.brokenChains.map(\.path) == ["b.txt"])
+        #expect(recovery.brokenChains.first?.reason == "the version of the file its edits were made on is gone (its pinned copy is missing or changed)")
+        #expect(recovery.keptAs != nil, "the journal as it was is kept")
+    }
+
+    @Test func aFileThatIsNoLongerTheVersionTheBufferKnewIsNotPinnedAndIsWrittenWhole() async throws {
+        let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
+        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 500).utf8))
+        let (record, text) = try firstEdit(of: "a.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("A".utf8)))
+        // Replaced between the buffer's read and the edit: another inode.
+        try TemporaryDirectory.writeFile(project.path + "/a.tmp", Array("other\n".utf8))
+        #expect(rename(project.path + "/a.tmp", project.path + "/a.txt") == 0)
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        try await journal.append(record)
+        #expect(await journal.byteCount >= text.count, "written whole")
         let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
         #expect(recovery.records.map(\.content) == [text])
     }

@@ -18,6 +18,6 @@ extension FileBuffer {
         return BufferStatus(
             path: path, revision: revision, isDirty: isDirty, isLoading: isLoading, isSaving: isSaving,
             pendingSaveInMilliseconds: wait.map { max(0, Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) },
-            bytes: content?.count)
+            bytes: text?.count)
     }
 }

@@ -50,16 +50,16 @@ extension FileBuffer {
             contentChanged()
         case .reload:
             guard let disk else { return }
-            base = disk
-            content = disk.bytes
+            text = TextRope(disk.bytes)
+            adoptBase(disk, text: text)
             revision += 1
             context.logger.info("reloaded", metadata: ["path": "\(path)", "revision": "\(revision)", "bytes": "\(disk.bytes.count)"])
             context.emit(.reloaded(path: path, revision: revision))
             contentChanged()
         case .merge(let merged):
             guard let disk else { return }
+            text = TextRope(merged)
             base = disk
-            content = merged
             revision += 1
             context.logger.info("merged", metadata: ["path": "\(path)", "revision": "\(revision)", "bytes": "\(merged.count)"])
             context.emit(.merged(path: path, revision: revision))
@@ -125,10 +125,12 @@ extension FileBuffer {
             await reconcileWithDisk()
             return
         }
-        base = disk
         if keep == .disk {
-            content = disk.bytes
+            text = TextRope(disk.bytes)
+            adoptBase(disk, text: text)
             self.revision += 1
+        } else {
+            base = disk
         }
         let copy = context.shown(kept.path)
         context.logger.warning(
@@ -185,9 +187,9 @@ extension FileBuffer {
     /// and autosaves. When it changed while the agent was down, the edit's base is gone, so no
     /// merge is possible: both versions are kept, as for overlapping edits.
     func recover(_ record: JournalRecord) async {
-        let recovered: [UInt8]? = record.kind == .delete ? nil : record.content
+        let recovered: TextRope? = record.kind == .delete ? nil : record.text
         let isBaseUnchanged = baseDigest() == record.baseDigest
-        content = recovered
+        text = recovered
         revision = max(revision, record.revision)
         guard isDirty else {
             contentChanged()

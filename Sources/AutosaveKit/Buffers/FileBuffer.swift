@@ -15,8 +15,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         didSet {
             if base != nil { vanished = nil }
             knownBaseDigest = nil
+            knownBaseText = nil
+            if !isAdoptingBase { refreshDirty() }
         }
     }
+    /// `base` as a text that shares its chunks with `text` where they are the same: what makes
+    /// `isDirty` cost O(log n) after an edit rather than a comparison of the whole file.
+    private var knownBaseText: TextRope?
+    private var isAdoptingBase = false
     /// Names this buffer's journal records, so the journal never strings one buffer's splices
     /// onto another's text (a rename can put two buffers at one path, one after the other).
     let journalSource = UUID()
@@ -29,14 +35,18 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Which file the buffer is about: the one on disk, or the one that just vanished; nil for a
     /// new name never saved.
     var fileIdentity: Fingerprint? { base?.fingerprint ?? vanished?.fingerprint }
-    /// The buffer's bytes; nil when the buffer deletes its file.
-    public internal(set) var content: [UInt8]?
+    /// The buffer's text; nil when the buffer deletes its file.
+    public internal(set) var text: TextRope? {
+        didSet { refreshDirty() }
+    }
+    /// The buffer's bytes, in one copy of `text`; nil when the buffer deletes its file.
+    public var content: [UInt8]? { text?.bytes }
     /// Grows with every accepted edit, reload and merge.
     public internal(set) var revision = 0
     /// True until the first read of the file completes.
     public private(set) var isLoading = true
     /// Whether the buffer holds something the disk does not.
-    public var isDirty: Bool { content != base?.bytes }
+    public private(set) var isDirty = false
     /// When the next autosave is due, if one is.
     public var pendingSave: C.Instant? { isDirty ? schedule.deadline : nil }
     /// Whether a save is being written right now.
@@ -99,8 +109,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         let version: DiskVersion?
         do { version = try await readDisk() } catch { throw .unreadable(error) }
         // A file that does not exist yet stays absent (nil) until a client writes it.
-        base = version
-        content = version?.bytes
+        text = version.map { TextRope($0.bytes) }
+        adoptBase(version, text: text)
         isLoading = false
     }
 
@@ -132,7 +142,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
         let limit = context.configuration.limits.maxFileBytes
         guard bytes.count <= limit else { throw .tooLarge(path: path, size: bytes.count, limit: limit) }
-        accept(bytes, changeID: changeID)
+        accept(TextRope(bytes), changeID: changeID)
         return Accepted(revision: revision, record: journalRecord(changeID: changeID))
     }
 
@@ -166,15 +176,15 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// The buffer's current state as a journal record (content and the base it was made on).
     func journalRecord(changeID: UUID? = nil) -> JournalRecord {
         var record = JournalRecord(
-            kind: content == nil ? .delete : .write, path: path, revision: revision, changeID: changeID,
-            content: content ?? [], baseDigest: baseDigest())
+            kind: text == nil ? .delete : .write, path: path, revision: revision, changeID: changeID,
+            text: text ?? TextRope(), baseDigest: baseDigest())
         record.source = journalSource
         return record
     }
 
-    /// Makes `bytes` the content (nil: the buffer deletes its file) at the next revision.
-    func accept(_ bytes: [UInt8]?, changeID: UUID?) {
-        content = bytes
+    /// Makes `text` the content (nil: the buffer deletes its file) at the next revision.
+    func accept(_ text: TextRope?, changeID: UUID?) {
+        self.text = text
         revision += 1
         if let changeID {
             appliedChanges[changeID] = revision
@@ -184,6 +194,30 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             }
         }
         contentChanged()
+    }
+
+    /// Makes `version` the base, `text` being its bytes as a rope (shared with the buffer's text
+    /// where it can be, so that `isDirty` stays cheap).
+    func adoptBase(_ version: DiskVersion?, text baseText: TextRope?) {
+        isAdoptingBase = true
+        base = version
+        isAdoptingBase = false
+        knownBaseText = version == nil ? nil : baseText
+        refreshDirty()
+    }
+
+    /// Works out `isDirty` after `text` or `base` changed.
+    private func refreshDirty() {
+        guard let base else {
+            isDirty = text != nil
+            return
+        }
+        guard let text, text.count == base.bytes.count else {
+            isDirty = true
+            return
+        }
+        if knownBaseText == nil { knownBaseText = TextRope(base.bytes) }
+        isDirty = text != knownBaseText
     }
 
     /// After any change of `content` or `base`: open, push or close the autosave window.
@@ -232,20 +266,22 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     @discardableResult
     func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         guard isDirty, !isSaving else { return nil }
-        let snapshot = (revision: revision, bytes: content, expected: base?.fingerprint)
+        let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path
         isSaving = true
         schedule.saveStarted()
         let started = ContinuousClock.now
-        let result: Result<Commit?, WriteError>
+        let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
         do {
-            let commit = try await BlockingIO.run { () throws(WriteError) -> Commit? in
-                guard let bytes = snapshot.bytes else {
+            let commit = try await BlockingIO.run { () throws(WriteError) -> (commit: Commit, bytes: [UInt8])? in
+                guard let text = snapshot.text else {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
-                return try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen)
+                // The one copy of the text a save makes, off the actor.
+                let bytes = text.bytes
+                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
             }
             result = .success(commit)
         } catch {
@@ -257,13 +293,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             for waiter in waiters { waiter.resume() }
         }
         switch result {
-        case .success(let commit):
-            base = commit.map { DiskVersion(bytes: snapshot.bytes ?? [], fingerprint: $0.fingerprint) }
+        case .success(let written):
+            let commit = written?.commit
+            adoptBase(written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text)
             schedule.saveSucceeded()
             isWaitingForWriter = false
             let elapsed = ContinuousClock.now - started
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            let size = snapshot.bytes?.count ?? 0
+            let size = snapshot.text?.count ?? 0
             var metadata: Logger.Metadata = [
                 "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",
                 "ms": "\((milliseconds * 10).rounded() / 10)",
@@ -272,7 +309,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                 metadata["inPlace"] = "true"
                 metadata["reason"] = "\(reason.rawValue)"
             }
-            context.logger.info(snapshot.bytes == nil ? "deleted" : "saved", metadata: metadata)
+            context.logger.info(snapshot.text == nil ? "deleted" : "saved", metadata: metadata)
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
             // Durable and reported; the old version goes now. A save waited on returns after it.
             if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }

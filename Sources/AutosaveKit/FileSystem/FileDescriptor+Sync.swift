@@ -10,3 +10,50 @@ extension FileDescriptor {
         guard Glibc.fsync(rawValue) == 0 else { throw Errno(rawValue: errno) }
     }
 }
+
+extension FileDescriptor {
+    /// Writes every byte of `text`, its chunks gathered into few `writev` calls rather than
+    /// copied into one array first.
+    ///
+    /// - Throws: `Errno` from `writev`; part of the text may have been written.
+    func writeAll(_ text: TextRope) throws(Errno) {
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(Self.vectorsPerCall)
+        var failure: Errno?
+        // The chunks stay alive (the rope holds them) while their addresses are in `vectors`.
+        text.forEachChunk { chunk in
+            guard failure == nil, let base = chunk.baseAddress, !chunk.isEmpty else { return }
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: chunk.count))
+            if vectors.count == Self.vectorsPerCall {
+                do throws(Errno) { try writeVectors(&vectors) } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        try writeVectors(&vectors)
+    }
+
+    /// How many chunks one `writev` takes (IOV_MAX on Linux).
+    private static var vectorsPerCall: Int { 1024 }
+
+    /// Writes all of `vectors` (resuming after short writes) and empties it.
+    private func writeVectors(_ vectors: inout [iovec]) throws(Errno) {
+        var first = 0
+        while first < vectors.count {
+            let written = vectors[first...].withUnsafeBufferPointer { Glibc.writev(rawValue, $0.baseAddress, Int32($0.count)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Errno(rawValue: errno)
+            }
+            var remaining = written
+            while first < vectors.count, remaining >= vectors[first].iov_len {
+                remaining -= vectors[first].iov_len
+                first += 1
+            }
+            if remaining > 0 {
+                vectors[first].iov_base += remaining
+                vectors[first].iov_len -= remaining
+            }
+        }
+        vectors.removeAll(keepingCapacity: true)
+    }
+}

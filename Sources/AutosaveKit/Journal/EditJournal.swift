@@ -61,17 +61,14 @@ public actor EditJournal {
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
     private var deltaChains: [String: DeltaChain] = [:]
+    /// The files chains of edits stand on (in `bases/`).
+    private var pins: BasePins
 
     /// The `.edits` records written for a path since its last full record.
     private struct DeltaChain {
-        var count = 0
         var bytes = 0
     }
 
-    /// Recovery replays a chain with one copy of the content per record: a chain ends (the next
-    /// record is full) before its records times the content's size pass this, so a crash's
-    /// recovery copies at most about 2 GiB per file (a 10 MB file: 200 records per chain).
-    static var replayBudget: Int { 2 << 30 }
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
@@ -81,15 +78,17 @@ public actor EditJournal {
     static var compactionThreshold: Int { 1 << 20 }
 
     var path: String { directory + "/journal.log" }
+    static func basesDirectory(_ directory: String) -> String { directory + "/bases" }
 
     private init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
         self.directory = directory
         self.isDurable = isDurable
         self.file = file
         self.size = size
+        self.pins = BasePins(directory: Self.basesDirectory(directory))
         for record in live {
             self.live[record.path] = record
-            liveBytes += record.content.count + record.path.utf8.count
+            liveBytes += record.text.count + record.path.utf8.count
         }
     }
 
@@ -121,7 +120,10 @@ public actor EditJournal {
             }
             (records, validBytes) = JournalFormat.decode(existing)
         }
-        let (recovered, broken) = replay(records)
+        let bases = basesDirectory(directory)
+        let (recovered, broken) = replay(records) { path, digest in
+            try? FileContents.read(BasePins.file(in: bases, path: path, digest: digest))
+        }
         let tornBytes = existing.isEmpty ? 0 : existing.count - validBytes
         var keptAs: String?
         if !broken.isEmpty {
@@ -133,10 +135,12 @@ public actor EditJournal {
         }
         // Start every run from a journal of only the unsaved records. Revisions restart with each
         // run, so an old run's `saved` marker must never meet a new run's record for the same path.
-        if records.count > recovered.count {
+        // A journal with records on pinned bases is rewritten too: its pins then go.
+        if records.count > recovered.count || records.contains(where: { $0.kind == .baseEdits }) {
             var fresh = JournalFormat.header()
             for record in recovered { fresh += JournalFormat.encode(record) }
             let descriptor = try replaceFile(at: path, in: directory, with: fresh)
+            if broken.isEmpty { BasePins.clear(bases) }
             let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
             return (journal, Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs))
         }
@@ -194,15 +198,35 @@ public actor EditJournal {
     /// records are replayed onto the revision before them. One that does not fit it (that
     /// revision missing, splices outside its text, a different resulting length) is not guessed
     /// at: the path keeps its last good state, and the record is reported.
-    static func replay(_ records: [JournalRecord]) -> (unsaved: [JournalRecord], broken: [BrokenChain]) {
+    ///
+    /// - Parameter pinnedBase: the bytes of a path's pinned base with a digest (`.baseEdits`).
+    static func replay(
+        _ records: [JournalRecord], pinnedBase: (_ path: String, _ digest: UInt64) -> [UInt8]? = { _, _ in nil }
+    ) -> (unsaved: [JournalRecord], broken: [BrokenChain]) {
         var latest: [String: JournalRecord] = [:]
-        var savedThrough: [String: Int] = [:]
         var broken: [BrokenChain] = []
-        for record in records {
+        // A `saved` marker is written once no record of the path after it builds on what it
+        // covers: records it covers are obsolete, and not replayed (their pins may be gone).
+        var savedThrough: [String: Int] = [:]
+        for record in records where record.kind == .saved {
+            savedThrough[record.path] = max(savedThrough[record.path] ?? 0, record.revision)
+        }
+        for record in records where record.kind != .saved {
+            guard record.revision > savedThrough[record.path] ?? -1 else { continue }
             switch record.kind {
-            case .saved: savedThrough[record.path] = max(savedThrough[record.path] ?? 0, record.revision)
+            case .saved: break
             case .write, .delete:
                 if (latest[record.path]?.revision ?? -1) <= record.revision { latest[record.path] = record }
+            case .baseEdits:
+                guard let digest = record.baseDigest, let bytes = pinnedBase(record.path, digest), ContentDigest.of(bytes) == digest else {
+                    broken.append(BrokenChain(
+                        path: record.path, revision: record.revision,
+                        reason: "the version of the file its edits were made on is gone (its pinned copy is missing or changed)"))
+                    continue
+                }
+                latest[record.path] = JournalRecord(
+                    kind: .write, path: record.path, revision: record.revision - 1, text: TextRope(bytes), baseDigest: digest)
+                fallthrough
             case .edits:
                 guard let previous = latest[record.path], previous.kind == .write, previous.revision == record.revision - 1 else {
                     broken.append(BrokenChain(
@@ -211,20 +235,20 @@ public actor EditJournal {
                     continue
                 }
                 let splices = record.splices ?? []
-                guard ByteSplice.fit(splices, length: previous.content.count) else {
+                guard ByteSplice.fit(splices, length: previous.text.count) else {
                     broken.append(BrokenChain(
                         path: record.path, revision: record.revision, reason: "its edits do not lie within revision \(previous.revision)"))
                     continue
                 }
-                let content = ByteSplice.apply(splices, to: previous.content)
-                guard content.count == record.resultLength else {
+                let text = previous.text.applying(splices)
+                guard text.count == record.resultLength else {
                     broken.append(BrokenChain(
                         path: record.path, revision: record.revision,
-                        reason: "its edits make \(content.count) bytes, not the \(record.resultLength ?? 0) it recorded"))
+                        reason: "its edits make \(text.count) bytes, not the \(record.resultLength ?? 0) it recorded"))
                     continue
                 }
                 latest[record.path] = JournalRecord(
-                    kind: .write, path: record.path, revision: record.revision, changeID: record.changeID, content: content,
+                    kind: .write, path: record.path, revision: record.revision, changeID: record.changeID, text: text,
                     baseDigest: record.baseDigest)
             }
         }
@@ -248,8 +272,9 @@ public actor EditJournal {
     /// A record that carries `splices` of the revision just before it, when the journal holds
     /// that revision from the same buffer, is written as just those splices (an `.edits`
     /// record): a keystroke in a 10 MB file costs bytes, not 10 MB. Once the splices written
-    /// since the last full record pass the content's size, or the chain `replayBudget`, a full
-    /// record is written again.
+    /// since the last full record pass the content's size, a full record is written again, so
+    /// the journal holds at most about twice the content per file. Recovery replays each record
+    /// onto a rope in O(log n), so a long chain costs recovery no copy of the file.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
         var full = record
         full.splices = nil
@@ -258,18 +283,30 @@ public actor EditJournal {
         {
             let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
             let chain = deltaChains[record.path, default: DeltaChain()]
-            if chain.bytes + cost <= record.content.count, (chain.count + 1) * max(record.content.count, 1) <= Self.replayBudget {
+            if chain.bytes + cost <= record.text.count {
                 let delta = record.asEdits(splices)
-                try writeRecord(JournalFormat.head(of: delta), delta.content)
-                deltaChains[record.path] = DeltaChain(count: chain.count + 1, bytes: chain.bytes + cost)
+                try writeRecord(JournalFormat.head(of: delta), delta.text)
+                deltaChains[record.path] = DeltaChain(bytes: chain.bytes + cost)
                 appended += 1
                 remember(full)
                 return appended
             }
+        } else if let splices = record.splices, record.kind == .write, let base = record.editedBase, let digest = record.baseDigest,
+            splices.reduce(0, { $0 + 20 + $1.text.count }) <= record.text.count,
+            pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
+        {
+            // A clean file's first edit: the chain stands on the file as it is on disk.
+            let delta = record.asEdits(splices, onBase: true)
+            try writeRecord(JournalFormat.head(of: delta), delta.text)
+            deltaChains[record.path] = DeltaChain(bytes: splices.reduce(0) { $0 + 20 + $1.text.count })
+            appended += 1
+            remember(full)
+            return appended
         }
-        try writeRecord(JournalFormat.head(of: full), full.content)
+        try writeRecord(JournalFormat.head(of: full), full.text)
         deltaChains[record.path] = nil
         appended += 1
+        pins.release(record.path, after: isDurable ? appended : nil)
         remember(full)
         return appended
     }
@@ -292,8 +329,15 @@ public actor EditJournal {
         guard let record = live[path], record.revision <= revision else { return }
         live[path] = nil
         deltaChains[path] = nil
-        liveBytes -= record.content.count + record.path.utf8.count
-        try writeRecord(JournalFormat.encode(JournalRecord(kind: .saved, path: path, revision: revision)), [])
+        liveBytes -= record.text.count + record.path.utf8.count
+        let saved = JournalRecord(kind: .saved, path: path, revision: revision)
+        try writeRecord(JournalFormat.head(of: saved), saved.text)
+        if pins.isPinned(path) {
+            // Until the marker is durable, recovery still needs the pin (or would call the chain
+            // broken though its edits are on disk).
+            if isDurable { try await syncNow() }
+            pins.release(path, after: nil)
+        }
         // A lost marker only means the same bytes are recovered and found already on disk.
         if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {
             try await compact()
@@ -305,14 +349,14 @@ public actor EditJournal {
     /// A write cut short (the disk filled up) is cut off again, so the records after it are not
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
-    private func writeRecord(_ head: [UInt8], _ content: [UInt8]) throws(JournalError) {
+    private func writeRecord(_ head: [UInt8], _ content: TextRope) throws(JournalError) {
         // Looking costs two stats: once per group commit when durable (`startSyncIfIdle`),
         // else every so many records. Whatever went to a detached file is rewritten from `live`.
         recordsSinceLook += 1
         if !isDurable, recordsSinceLook >= Self.recordsBetweenLooks { try recreateIfDeleted() }
         do {
             _ = try file.writeAll(head)
-            _ = try file.writeAll(content)
+            try file.writeAll(content)
         } catch {
             _ = try? file.resize(to: Int64(size))
             _ = try? file.seek(offset: Int64(size), from: .start)
@@ -356,12 +400,30 @@ public actor EditJournal {
     public var byteCount: Int { size }
 
     private func remember(_ record: JournalRecord) {
-        if let old = live[record.path] { liveBytes -= old.content.count + old.path.utf8.count }
+        if let old = live[record.path] { liveBytes -= old.text.count + old.path.utf8.count }
         live[record.path] = record
-        liveBytes += record.content.count + record.path.utf8.count
+        liveBytes += record.text.count + record.path.utf8.count
     }
 
     // MARK: - Group commit
+
+    /// Makes everything written so far durable, outside the group commit (rare: a save that
+    /// ends a chain standing on a pinned base).
+    private func syncNow() async throws(JournalError) {
+        try await Self.sync(file, path: path).get()
+    }
+
+    /// fsyncs `file` off the cooperative pool.
+    private static func sync(_ file: FileDescriptor, path: String) async -> Result<Void, JournalError> {
+        await BlockingIO.run { () -> Result<Void, JournalError> in
+            do throws(Errno) {
+                try file.sync()
+                return .success(())
+            } catch {
+                return .failure(.system(path: path, operation: "fsync", error))
+            }
+        }
+    }
 
     private func startSyncIfIdle() {
         guard !isSyncing, let _ = syncWaiters.first else { return }
@@ -378,21 +440,17 @@ public actor EditJournal {
         let file = self.file
         let path = self.path
         Task {
-            let result = await BlockingIO.run { () -> Result<Void, JournalError> in
-                do {
-                    try file.sync()
-                    return .success(())
-                } catch {
-                    return .failure(.system(path: path, operation: "fsync", error as? Errno ?? .ioError))
-                }
-            }
+            let result = await Self.sync(file, path: path)
             self.finishSync(through: target, result)
         }
     }
 
     private func finishSync(through target: Int, _ result: Result<Void, JournalError>) {
         isSyncing = false
-        if case .success = result { synced = max(synced, target) }
+        if case .success = result {
+            synced = max(synced, target)
+            pins.removeReleased(through: synced)
+        }
         let ready = syncWaiters.filter { $0.sequence <= target }
         syncWaiters.removeAll { $0.sequence <= target }
         for waiter in ready { waiter.continuation.resume(returning: result) }
@@ -413,7 +471,8 @@ public actor EditJournal {
         try? file.close()
         file = fresh
         size = bytes.count
-        // Every live record was just written whole.
+        // Every live record was just written whole, and is durable.
         deltaChains = [:]
+        pins.removeAll()
     }
 }

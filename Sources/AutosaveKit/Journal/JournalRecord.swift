@@ -13,13 +13,26 @@ public struct JournalRecord: Sendable, Equatable {
         case saved = 3
         /// The buffer's content became revision `revision - 1`'s with `splices` applied.
         case edits = 4
+        /// The buffer's content became the file it was clean on (pinned by `BasePins`, its
+        /// digest `baseDigest`) with `splices` applied: a chain's first record.
+        case baseEdits = 5
+
+        /// Whether the record holds splices rather than a content.
+        var isSplices: Bool { self == .edits || self == .baseEdits }
     }
 
     public var kind: Kind
     public var path: String
     public var revision: Int
     public var changeID: UUID?
-    public var content: [UInt8]
+    /// The content a `.write` gives the buffer (or an `.edits` record's encoded splices): a
+    /// rope, so that handing a buffer's text to the journal costs nothing until it is written.
+    public var text: TextRope
+    /// `text` as bytes, in one copy.
+    public var content: [UInt8] {
+        get { text.bytes }
+        set { text = TextRope(newValue) }
+    }
     /// `ContentDigest` of the disk version the edit was made on; nil when the file did not exist.
     /// After a crash it tells whether the file changed while the agent was down.
     public var baseDigest: UInt64?
@@ -31,6 +44,9 @@ public struct JournalRecord: Sendable, Equatable {
     /// Which buffer made the record (never written to disk): splices are kept as splices only
     /// on top of a record of the same buffer, not of one a rename replaced at the same path.
     public var source: UUID?
+    /// On a `.write` handed to the journal: the file the buffer was clean on before this edit,
+    /// which the journal may pin and record the splices against (never written to disk).
+    public var editedBase: EditedBase?
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil
@@ -39,16 +55,27 @@ public struct JournalRecord: Sendable, Equatable {
         self.path = path
         self.revision = revision
         self.changeID = changeID
-        self.content = content
+        self.text = TextRope(content)
         self.baseDigest = baseDigest
     }
 
-    /// This record as a `.edits` record of its splices (the content is not kept).
-    func asEdits(_ splices: [ByteSplice]) -> JournalRecord {
-        var record = JournalRecord(kind: .edits, path: path, revision: revision, changeID: changeID, baseDigest: baseDigest)
+    public init(kind: Kind, path: String, revision: Int, changeID: UUID? = nil, text: TextRope, baseDigest: UInt64? = nil) {
+        self.kind = kind
+        self.path = path
+        self.revision = revision
+        self.changeID = changeID
+        self.text = text
+        self.baseDigest = baseDigest
+    }
+
+    /// This record as an `.edits` (or, on a pinned base, `.baseEdits`) record of its splices
+    /// (the content is not kept).
+    func asEdits(_ splices: [ByteSplice], onBase: Bool = false) -> JournalRecord {
+        var record = JournalRecord(
+            kind: onBase ? .baseEdits : .edits, path: path, revision: revision, changeID: changeID, baseDigest: baseDigest)
         record.splices = splices
-        record.resultLength = content.count
-        record.content = JournalFormat.body(of: splices, resultLength: content.count)
+        record.resultLength = text.count
+        record.content = JournalFormat.body(of: splices, resultLength: text.count)
         return record
     }
 }
@@ -70,12 +97,13 @@ public enum ContentDigest {
 /// A segment starts with an 8-byte header, `ASJ1` and the format version (UInt32, little
 /// endian). Each record is `length: UInt32 | crc32: UInt32 | payload`, and the payload is
 /// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | hasBase: UInt8 |
-/// baseDigest: UInt64 | pathLength: UInt32 | path | content`. For `.edits` the content is
-/// `resultLength: UInt64 | count: UInt32 | (start: UInt64 | end: UInt64 | length: UInt32 | text)…`.
-/// All integers little endian.
+/// baseDigest: UInt64 | pathLength: UInt32 | path | content`. For `.edits` and `.baseEdits`
+/// the content is `resultLength: UInt64 | count: UInt32 | (start: UInt64 | end: UInt64 |
+/// length: UInt32 | text)…`. All integers little endian. Version 2 added those two kinds: an
+/// older agent refuses such a journal rather than taking its records for a torn tail.
 enum JournalFormat {
     static let magic: [UInt8] = Array("ASJ1".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerSize = 8
     /// The largest record the reader accepts; anything larger is corruption, not data.
     static let maximumRecordSize = 1 << 34
@@ -87,7 +115,7 @@ enum JournalFormat {
 
     /// The whole record: `head(of:)`, then the content.
     static func encode(_ record: JournalRecord) -> [UInt8] {
-        head(of: record) + record.content
+        head(of: record) + record.text.bytes
     }
 
     /// Everything of the record before its content: length, checksum and the fixed fields. The
@@ -107,8 +135,9 @@ enum JournalFormat {
         fields += le(record.baseDigest ?? 0)
         fields += le(UInt32(path.count))
         fields += path
-        let checksum = record.content.withUnsafeBytes { CRC32.checksum($0, continuing: CRC32.checksum(fields)) }
-        return le(UInt32(fields.count + record.content.count)) + le(checksum) + fields
+        var checksum = CRC32.checksum(fields)
+        record.text.forEachChunk { checksum = CRC32.checksum(UnsafeRawBufferPointer($0), continuing: checksum) }
+        return le(UInt32(fields.count + record.text.count)) + le(checksum) + fields
     }
 
     /// Decodes the records of one segment; stops at the first torn or corrupt record.
@@ -146,7 +175,7 @@ enum JournalFormat {
         let content = Array(payload[(fixedPayload + pathLength)...])
         var record = JournalRecord(
             kind: kind, path: path, revision: revision, changeID: changeID, content: content, baseDigest: baseDigest)
-        if kind == .edits {
+        if kind.isSplices {
             guard let (splices, resultLength) = splices(in: content) else { return nil }
             record.splices = splices
             record.resultLength = resultLength
