@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 // The fuzz targets: libFuzzer harnesses for the configuration parser, the control-socket
-// request decoder and the three-way line merge. Build and run them with `Fuzz/run [SECONDS]`:
+// request decoder, the three-way line merge, the patch reader and ranged edits. Build and run
+// them with `Fuzz/run [SECONDS]`:
 // it adds the address sanitizer, libFuzzer's coverage instrumentation and libFuzzer itself,
 // without which a plain `swift build` of this package does not link.
 import PackageDescription
@@ -30,6 +31,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzPatch",
+            dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
+        ),
+        .executableTarget(
+            name: "FuzzEdits",
             dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
         ),
         .executableTarget(
