@@ -23,7 +23,7 @@ extension Workspace {
         if ifRevision != nil, diff.files.count != 1 {
             throw .patchRefused(.unreadable(.ifRevisionNeedsOneFile(files: diff.files.count)))
         }
-        var planned: [(key: String, buffer: FileBuffer<C>, wasOpen: Bool, revision: Int, old: [UInt8]?, new: [UInt8]?)] = []
+        var planned: [(key: String, buffer: FileBuffer<C>, wasOpen: Bool, revision: Int, old: TextRope?, change: PatchedText?)] = []
         do throws(WorkspaceError) {
             for file in diff.files {
                 if let from = file.oldPath, let to = file.newPath, from != to { throw .patchRefused(.renames(from: from, to: to)) }
@@ -31,10 +31,10 @@ extension Workspace {
                 guard !planned.contains(where: { $0.key == key }) else { throw .patchRefused(.sameFileTwice(path: key)) }
                 let wasOpen = buffers[key] != nil
                 let buffer = try await buffer(for: key)
-                let (old, revision) = (await buffer.content, await buffer.revision)
-                planned.append((key, buffer, wasOpen, revision, old, old))
+                let (old, revision) = (await buffer.text, await buffer.revision)
+                planned.append((key, buffer, wasOpen, revision, old, nil))
                 if let ifRevision, ifRevision != revision { throw .staleRevision(path: key, expected: ifRevision, current: revision) }
-                planned[planned.count - 1].new = try Self.patched(old, with: file, key: key)
+                planned[planned.count - 1].change = try Self.patched(old, with: file, key: key)
             }
         } catch {
             for plan in planned { await closeIfOpenedOnlyToAsk(plan.buffer, at: plan.key, wasOpen: plan.wasOpen) }
@@ -49,9 +49,12 @@ extension Workspace {
         do throws(WorkspaceError) {
             for plan in planned {
                 if plan.old == nil { try prepareFolder(for: plan.key, createParents: true) }
-                let accepted = plan.new == nil
-                    ? try await plan.buffer.delete(changeID: nil, ifRevision: plan.revision)
-                    : try await plan.buffer.write(plan.new!, changeID: nil, ifRevision: plan.revision)
+                let accepted: FileBuffer<C>.Accepted
+                switch plan.change! {
+                case .deleted: accepted = try await plan.buffer.delete(changeID: nil, ifRevision: plan.revision)
+                case .created(let text): accepted = try await plan.buffer.write(text, changeID: nil, ifRevision: plan.revision)
+                case .changed(let splices): accepted = try await plan.buffer.splice(splices, ifRevision: plan.revision)
+                }
                 // Changed now, journaled or not: a failure from here on must undo it too.
                 applied.append(PatchedFile(path: plan.key, revision: accepted.revision))
                 tickets.append(AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger))
@@ -71,20 +74,34 @@ extension Workspace {
         return applied
     }
 
-    /// The text of one file after its part of the patch (nil: the patch deletes it).
-    private static func patched(_ old: [UInt8]?, with file: UnifiedDiff.FilePatch, key: String) throws(WorkspaceError) -> [UInt8]? {
+    /// What one file's part of the patch does to its buffer.
+    enum PatchedText {
+        /// The patch deletes the file.
+        case deleted
+        /// The patch makes the file, with this text.
+        case created(TextRope)
+        /// The patch changes the file's text by these splices.
+        case changed([ByteSplice])
+    }
+
+    /// What one file's part of the patch does, once every hunk has its place.
+    private static func patched(_ old: TextRope?, with file: UnifiedDiff.FilePatch, key: String) throws(WorkspaceError) -> PatchedText {
         switch (file.oldPath, file.newPath, old) {
         case (nil, _, .some): throw .patchRefused(.fileExists(path: key))
         case (.some, _, nil): throw .patchRefused(.noSuchFile(path: key))
         default: break
         }
-        let new: [UInt8]
-        do throws(PatchError) { new = try HunkPlacement.apply(file.hunks, to: old ?? [], path: key) } catch { throw .patchRefused(error) }
+        let splices: [ByteSplice]
+        do throws(PatchError) { splices = try HunkPlacement.splices(file.hunks, in: old ?? TextRope(), path: key) } catch {
+            throw .patchRefused(error)
+        }
+        guard let old else { return .created(TextRope().applying(splices)) }
         // A deletion removes the file the patch saw, all of it, or nothing.
         guard file.newPath != nil else {
-            guard new.isEmpty else { throw .patchRefused(.deletionLeavesText(path: key, bytes: new.count)) }
-            return nil
+            let left = old.count + splices.reduce(0) { $0 + $1.text.count - ($1.end - $1.start) }
+            guard left == 0 else { throw .patchRefused(.deletionLeavesText(path: key, bytes: left)) }
+            return .deleted
         }
-        return new
+        return .changed(splices)
     }
 }

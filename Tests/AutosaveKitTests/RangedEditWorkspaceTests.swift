@@ -61,6 +61,27 @@ import Testing
         await harness.stop()
     }
 
+    /// A patch of a large clean file, from a diff of that very text: checked hunk by hunk on the
+    /// rope, and journaled as its splices on the pinned file, not as the file.
+    @Test func aPatchOfALargeCleanFileCostsTheJournalItsHunks() async throws {
+        let lines = (0..<50_000).map { "line \($0) of a large file\n" }
+        let harness = try await WorkspaceHarness(files: ["big.txt": lines.joined()])
+        var patch = "--- a/big.txt\n+++ b/big.txt\n"
+        var expected = lines
+        for hunk in 0..<20 {
+            let at = hunk * 2_400 + 100
+            patch += "@@ -\(at + 1),3 +\(at + 1),3 @@\n \(lines[at])-\(lines[at + 1])+changed \(hunk)\n \(lines[at + 2])"
+            expected[at + 1] = "changed \(hunk)\n"
+        }
+        let patched = try await harness.workspace.applyPatch(Array(patch.utf8))
+        #expect(patched.map(\.revision) == [1])
+        #expect(try await harness.text("big.txt") == expected.joined())
+        let journal = harness.project.path + "/.autosave/journal/journal.log"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+        #expect(size < 4_096, "a 20-hunk patch of \(lines.joined().utf8.count) bytes cost the journal \(size) bytes")
+        await harness.stop()
+    }
+
     @Test func aDeletionMustRemoveAllOfTheFile() async throws {
         let harness = try await WorkspaceHarness(files: ["x.txt": "foo\nbar\nbaz\n"])
         let partial = "--- a/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-foo\n"

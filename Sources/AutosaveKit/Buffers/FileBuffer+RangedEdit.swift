@@ -11,12 +11,28 @@ extension FileBuffer {
     func edit(_ edits: [TextEdit], encoding: PositionEncoding, changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
         if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
         guard let text else { throw .invalidEdit(path: path, .noText) }
-        let editedBase = isDirty ? nil : base.map {
-            EditedBase(file: context.absolute(path), device: $0.fingerprint.device, inode: $0.fingerprint.inode)
-        }
         let splices: [ByteSplice]
         do throws(TextEditError) { splices = try RangedEdit.place(edits, in: text, encoding: encoding) } catch {
             throw .invalidEdit(path: path, error)
+        }
+        return try accept(splices, of: text, changeID: changeID)
+    }
+
+    /// Applies byte splices of the current text (in text order, not overlapping, within it) as
+    /// one revision: a patch's hunks once placed.
+    ///
+    /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
+    ///   `.invalidEdit` when the buffer deletes its file, `.tooLarge` over `limits.maxFileBytes`.
+    func splice(_ splices: [ByteSplice], ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        _ = try earlierApplication(of: nil, ifRevision: ifRevision)
+        guard let text else { throw .invalidEdit(path: path, .noText) }
+        return try accept(splices, of: text, changeID: nil)
+    }
+
+    private func accept(_ splices: [ByteSplice], of text: TextRope, changeID: UUID?) throws(WorkspaceError) -> Accepted {
+        // A clean buffer's text is its file's: the journal may pin the file and keep just the splices.
+        let editedBase = isDirty ? nil : base.map {
+            EditedBase(file: context.absolute(path), device: $0.fingerprint.device, inode: $0.fingerprint.inode)
         }
         let edited = text.applying(splices)
         let limit = context.configuration.limits.maxFileBytes

@@ -139,10 +139,15 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision,
     ///   `.tooLarge` over `limits.maxFileBytes`.
     func write(_ bytes: [UInt8], changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
+        try write(TextRope(bytes), changeID: changeID, ifRevision: ifRevision)
+    }
+
+    /// Replaces the content with `text`, as `write` does with bytes.
+    func write(_ text: TextRope, changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted {
         if let done = try earlierApplication(of: changeID, ifRevision: ifRevision) { return done }
         let limit = context.configuration.limits.maxFileBytes
-        guard bytes.count <= limit else { throw .tooLarge(path: path, size: bytes.count, limit: limit) }
-        accept(TextRope(bytes), changeID: changeID)
+        guard text.count <= limit else { throw .tooLarge(path: path, size: text.count, limit: limit) }
+        accept(text, changeID: changeID)
         return Accepted(revision: revision, record: journalRecord(changeID: changeID))
     }
 

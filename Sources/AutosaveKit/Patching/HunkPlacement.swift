@@ -54,22 +54,59 @@ public enum HunkPlacement {
     ///
     /// - Throws: `PatchError.hunkDoesNotApply` for the first hunk whose old lines are nowhere.
     public static func apply(_ hunks: [UnifiedDiff.Hunk], to text: [UInt8], path: String) throws(PatchError) -> [UInt8] {
-        let lines = TextLines(text)
-        var result: [UInt8] = []
-        result.reserveCapacity(text.count)
+        ByteSplice.apply(try splices(hunks, in: TextLines(text), path: path), to: text)
+    }
+
+    /// The hunks as splices of `text`, in text order.
+    ///
+    /// When every hunk is where its header says (a patch made from this very text, the usual
+    /// case), that is checked on the rope line by line: O(hunks × (log n + their size)). Only a
+    /// patch made from an older text pays for the search, over all of the text's lines.
+    ///
+    /// - Throws: `PatchError.hunkDoesNotApply` for the first hunk whose old lines are nowhere.
+    public static func splices(_ hunks: [UnifiedDiff.Hunk], in text: TextRope, path: String) throws(PatchError) -> [ByteSplice] {
+        if let splices = splicesAsStated(hunks, in: text) { return splices }
+        return try splices(hunks, in: TextLines(text.bytes), path: path)
+    }
+
+    /// The splices when each hunk's old lines are exactly at its stated line; nil otherwise.
+    private static func splicesAsStated(_ hunks: [UnifiedDiff.Hunk], in text: TextRope) -> [ByteSplice]? {
+        let lineCount = text.patchLineCount
+        var splices: [ByteSplice] = []
         var next = 0
         for hunk in hunks {
-            // An empty old side inserts after line `oldStart`; otherwise the old lines start there.
-            let stated = hunk.oldCount == 0 ? hunk.oldStart : max(0, hunk.oldStart - 1)
+            let stated = statedLine(of: hunk)
+            let at = hunk.oldLines.isEmpty ? min(max(stated, next), lineCount) : stated
+            guard at >= next, at + hunk.oldLines.count <= lineCount else { return nil }
+            let start = text.patchLineStart(at)
+            let end = text.patchLineStart(at + hunk.oldLines.count)
+            let old = hunk.oldLines.joined()
+            guard end - start == old.count, text.bytes(in: start..<end).elementsEqual(old) else { return nil }
+            splices.append(ByteSplice(start: start, end: end, text: Array(hunk.newLines.joined())))
+            next = at + hunk.oldLines.count
+        }
+        return splices
+    }
+
+    /// The line a hunk says its old lines start at (an empty old side inserts after `oldStart`).
+    private static func statedLine(of hunk: UnifiedDiff.Hunk) -> Int {
+        hunk.oldCount == 0 ? hunk.oldStart : max(0, hunk.oldStart - 1)
+    }
+
+    private static func splices(_ hunks: [UnifiedDiff.Hunk], in lines: TextLines, path: String) throws(PatchError) -> [ByteSplice] {
+        var splices: [ByteSplice] = []
+        var next = 0
+        for hunk in hunks {
+            let stated = statedLine(of: hunk)
             guard let at = place(hunk.oldLines, in: lines, near: stated, notBefore: next) else {
                 throw mismatch(hunk, in: lines, at: max(stated, next), path: path)
             }
-            result += text[lines.offset(ofLine: next)..<lines.offset(ofLine: at)]
-            for line in hunk.newLines { result += line }
+            let splice = ByteSplice(
+                start: lines.offset(ofLine: at), end: lines.offset(ofLine: at + hunk.oldLines.count), text: Array(hunk.newLines.joined()))
+            splices.append(splice)
             next = at + hunk.oldLines.count
         }
-        result += text[lines.offset(ofLine: next)...]
-        return result
+        return splices
     }
 
     /// The line index nearest `stated` (at or after `minimum`) where `old` matches line for

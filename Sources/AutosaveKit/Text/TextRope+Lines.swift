@@ -61,3 +61,38 @@ extension TextRope {
         return (start, bytes)
     }
 }
+
+extension TextRope {
+    /// Lines as a patch counts them: ended by `\n` alone, the last one possibly without it.
+    var patchLineCount: Int {
+        let feeds = root.summary.lineFeeds
+        return feeds + (count > patchLineStart(feeds) ? 1 : 0)
+    }
+
+    /// Where patch line `line` starts (the text's end past the last): O(log n).
+    func patchLineStart(_ line: Int) -> Int {
+        guard line > 0 else { return 0 }
+        guard line <= root.summary.lineFeeds else { return count }
+        var node = root
+        var remaining = line
+        var offset = 0
+        while !node.isLeaf {
+            for child in node.children {
+                if remaining <= child.summary.lineFeeds {
+                    node = child
+                    break
+                }
+                remaining -= child.summary.lineFeeds
+                offset += child.count
+            }
+        }
+        return node.bytes.withUnsafeBufferPointer { bytes in
+            var seen = 0
+            for index in bytes.indices where bytes[index] == TextSummary.lineFeed {
+                seen += 1
+                if seen == remaining { return offset + index + 1 }
+            }
+            preconditionFailure("a leaf counted line feeds it does not hold")
+        }
+    }
+}
