@@ -28,6 +28,8 @@ import Testing
     @Test func aMissingFinalNewlineIsKeptOnEitherSide() throws {
         #expect(try patched("a\nb", "--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n") == "a\nc\n")
         #expect(try patched("a\nb\n", "--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n") == "a\nc")
+        // A last line ending in a bare `\r` (found by FuzzPatch's diff -u round trip): the `\r` is the file's.
+        #expect(try patched("a\nb\n", "--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\r\n\\ No newline at end of file\n") == "a\nc\r")
     }
 
     @Test func anEmptyContextLineWhoseSpaceWasTrimmedStillCounts() throws {

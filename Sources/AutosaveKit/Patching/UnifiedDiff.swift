@@ -139,10 +139,11 @@ public struct UnifiedDiff: Sendable, Equatable {
         return lines
     }
 
+    /// The line without its `\n`. A `\r` before it stays: `diff -u` of a file whose last line
+    /// ends in a bare `\r` writes that `\r`, then the `\n` every patch line has, then the marker.
     private static func withoutLineBreak(_ line: [UInt8]) -> [UInt8] {
         var line = line
         if line.last == UInt8(ascii: "\n") { line.removeLast() }
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
         return line
     }
 
