@@ -358,6 +358,14 @@ import Testing
         #expect(recovery.keptAs != nil, "the journal as it was is kept")
     }
 
+    @Test func pinsNoRecordStandsOnAreClearedAtTheStart() async throws {
+        let state = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: state.path + "/bases", withIntermediateDirectories: true)
+        try TemporaryDirectory.writeFile(state.path + "/bases/1f-2e", Array("left by a crash\n".utf8))
+        _ = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").isEmpty)
+    }
+
     @Test func aFileThatIsNoLongerTheVersionTheBufferKnewIsNotPinnedAndIsWrittenWhole() async throws {
         let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
         try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 500).utf8))

@@ -144,6 +144,8 @@ public actor EditJournal {
             let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
             return (journal, Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs))
         }
+        // No record stands on a pin: any left (a crash before a released pin went) are litter.
+        BasePins.clear(bases)
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(
