@@ -17,6 +17,7 @@ let benchmarks: @Sendable () -> Void = {
         metrics: unitMetrics, warmupIterations: 3, maxDuration: .seconds(3), maxIterations: 10_000)
 
     registerEditBenchmarks()
+    registerRangedEditBenchmarks()
     registerMergeBenchmarks()
     registerSettleBenchmarks()
     registerJournalBenchmarks()

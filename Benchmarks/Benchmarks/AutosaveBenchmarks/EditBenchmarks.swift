@@ -25,26 +25,38 @@ final class EditFixture {
         let scratch = try ScratchDirectory(purpose: "edit")
         self.scratch = scratch
         let original = Self.document(bytes: fileBytes)
-        try FileManager.default.createDirectory(atPath: scratch.path + "/docs", withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: scratch.path + "/" + Self.path, contents: Data(original)) else {
-            throw BenchmarkSetupError("cannot write \(scratch.path)/\(Self.path)")
-        }
+        try Self.write(original, at: Self.path, in: scratch)
         edits = (["A", "B"] as [Unicode.Scalar]).map { letter in
             var edited = original
             edited[original.count / 2] = UInt8(ascii: letter)
             return edited
         }
+        let workspace = Self.workspace(on: scratch)
+        _ = try await workspace.open(Self.path)
+        self.workspace = workspace
+    }
+
+    /// Writes `bytes` as `path` (in a folder of the scratch directory).
+    static func write(_ bytes: [UInt8], at path: String, in scratch: ScratchDirectory) throws {
+        let folder = (scratch.path + "/" + path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: scratch.path + "/" + path, contents: Data(bytes)) else {
+            throw BenchmarkSetupError("cannot write \(scratch.path)/\(path)")
+        }
+    }
+
+    /// A workspace on `scratch` whose autosave is an hour away and whose journal is off: what is
+    /// timed is accepting the edit, never a save or a journal append.
+    static func workspace(on scratch: ScratchDirectory) -> Workspace<ContinuousClock> {
         var configuration = Configuration()
         configuration.autosave.delayMs = 3_600_000
         configuration.autosave.maxDelayMs = 86_400_000
         configuration.journal.enabled = false
         let resolved = ResolvedConfiguration(
             configuration: configuration, root: scratch.path, stateDirectory: scratch.path + "/.autosave", file: nil)
-        let workspace = Workspace(
+        return Workspace(
             configuration: resolved, clock: ContinuousClock(),
             logger: Logger(label: "autosave-bench") { _ in SwiftLogNoOpLogHandler() })
-        _ = try await workspace.open(Self.path)
-        self.workspace = workspace
     }
 
     /// Saves the buffer (the one save of the run) and checks the last edit reached the disk.
