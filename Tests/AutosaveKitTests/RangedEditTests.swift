@@ -110,6 +110,8 @@ import Testing
     @Test func insertsAtOnePlaceKeepTheirOrderAndTouchingEditsAreFine() throws {
         #expect(try apply([(2, 0, 2, 0, "1"), (2, 0, 2, 0, "2"), (2, 0, 2, 2, "L")]) == "héllo\r\nw😀rld\n12Lst")
         #expect(try apply([(2, 2, 2, 4, "ST"), (2, 0, 2, 2, "LA")]) == "héllo\r\nw😀rld\nLAST")
+        // An insert where a replacement starts touches it, whichever comes first in the request.
+        #expect(try apply([(2, 0, 2, 2, "L"), (2, 0, 2, 0, "1")]) == "héllo\r\nw😀rld\n1Lst")
     }
 
     @Test func eachBadEditIsNamedAndNothingIsApplied() {

@@ -140,8 +140,18 @@ private func modelApply(_ edits: [TextEdit], to model: ModelText, _ encoding: Po
         else { return nil }
         placed.append((start, end, index))
     }
-    placed.sort { ($0.start, $0.index) < ($1.start, $1.index) }
-    for (earlier, later) in zip(placed, placed.dropFirst()) where earlier.end > later.start { return nil }
+    // Two edits overlap when some byte is inside both, or an insert falls strictly inside a range.
+    for a in placed.indices {
+        for b in placed.indices where b > a {
+            let (x, y) = (placed[a], placed[b])
+            let overlaps = x.start == x.end || y.start == y.end
+                ? (x.start == x.end ? (y.start < x.start && x.start < y.end) : (x.start < y.start && y.start < x.end))
+                : (x.start < y.end && y.start < x.end)
+            if overlaps { return nil }
+        }
+    }
+    // Inserts at one place keep the request's order, before a range that starts there.
+    placed.sort { ($0.start, $0.start == $0.end ? 0 : 1, $0.index) < ($1.start, $1.start == $1.end ? 0 : 1, $1.index) }
     var bytes = model.bytes
     for splice in placed.reversed() { bytes.replaceSubrange(splice.start..<splice.end, with: edits[splice.index].text) }
     return bytes

@@ -25,8 +25,9 @@ public enum RangedEdit {
             let end = try CharacterUnits.offset(of: edit.range.end, in: text, encoding: encoding, edit: index)
             placed.append((index, start, end))
         }
-        // In text order; equal starts keep the request's order (inserts at one place).
-        placed.sort { ($0.start, $0.index) < ($1.start, $1.index) }
+        // In text order; at one start, inserts before the edit that replaces from there (they
+        // touch, they do not overlap), and otherwise the request's order (inserts at one place).
+        placed.sort { ($0.start, $0.start == $0.end ? 0 : 1, $0.index) < ($1.start, $1.start == $1.end ? 0 : 1, $1.index) }
         for (earlier, later) in zip(placed, placed.dropFirst()) where earlier.end > later.start {
             let (first, second) = earlier.index < later.index ? (earlier, later) : (later, earlier)
             throw .overlapping(first: first.index, edits[first.index].range, second: second.index, edits[second.index].range)
