@@ -307,7 +307,8 @@ import Testing
     /// after a tool replaced the file by rename while the agent was down.
     @Test func aCleanFilesFirstKeystrokesStandOnAPinnedCopyThatOutlivesARename() async throws {
         let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
-        let original = Array(String(repeating: "a line of a large file\n", count: 20_000).utf8)
+        // Past `pinnedBaseSize`: a file that is cheap to journal whole is never pinned.
+        let original = Array(String(repeating: "a line of a large file\n", count: 50_000).utf8)
         try TemporaryDirectory.writeFile(project.path + "/big.txt", original)
         let (first, firstText) = try firstEdit(of: "big.txt", in: project, ByteSplice(start: 5, end: 6, text: Array("L".utf8)))
         var text = firstText
@@ -337,8 +338,8 @@ import Testing
 
     @Test func aPinIsGoneOnceItsChainIsSavedAndAPinThatChangedIsReportedNotGuessed() async throws {
         let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
-        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 500).utf8))
-        try TemporaryDirectory.writeFile(project.path + "/b.txt", Array(String(repeating: "beta\n", count: 500).utf8))
+        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 200_000).utf8))
+        try TemporaryDirectory.writeFile(project.path + "/b.txt", Array(String(repeating: "beta\n", count: 250_000).utf8))
         let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
         let (first, _) = try firstEdit(of: "a.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("A".utf8)))
         try await journal.append(first)

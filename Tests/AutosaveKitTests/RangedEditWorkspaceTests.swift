@@ -99,3 +99,55 @@ import Testing
         await harness.stop()
     }
 }
+
+/// The journal's pin of a large clean file (a hard link) never changes how the file is written,
+/// and a file changed under it stops the chain from depending on it.
+@Suite struct PinnedBaseWorkspaceTests {
+    static let large = String(repeating: "a line of a file past a mebibyte\n", count: 40_000)
+    static let keystroke = [TextEdit(range: TextRange(start: TextPosition(line: 2, character: 0), end: TextPosition(line: 2, character: 0)), text: Array("k".utf8))]
+
+    func pins(_ harness: WorkspaceHarness) throws -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: harness.project.path + "/.autosave/journal/bases")) ?? []
+    }
+
+    @Test func aPinnedFileIsStillSavedByReplacingItAndItsPinGoes() async throws {
+        let harness = try await WorkspaceHarness(files: ["big.txt": Self.large])
+        let before = try #require(Fingerprint.of(harness.project.path + "/big.txt"))
+        _ = try await harness.workspace.acceptEdits("big.txt", Self.keystroke, encoding: .utf8)
+        #expect(try pins(harness).count == 1, "a clean file past a mebibyte is pinned")
+        #expect(Fingerprint.of(harness.project.path + "/big.txt")?.links == 2)
+        try await harness.workspace.save(["big.txt"])
+        let saved = try #require(harness.logged("saved").last)
+        #expect(saved.fields["inPlace"] == nil, "the pin is the agent's own link, not the user's: the save replaces the file")
+        let after = try #require(Fingerprint.of(harness.project.path + "/big.txt"))
+        #expect(after.inode != before.inode && after.links == 1)
+        #expect(try pins(harness).isEmpty, "saved: the pin goes")
+        await harness.stop()
+    }
+
+    @Test func aSmallFileIsNeverPinned() async throws {
+        let harness = try await WorkspaceHarness(files: ["small.txt": String(repeating: "short line\n", count: 1_000)])
+        _ = try await harness.workspace.acceptEdits("small.txt", Self.keystroke, encoding: .utf8)
+        #expect(try pins(harness).isEmpty)
+        #expect(Fingerprint.of(harness.project.path + "/small.txt")?.links == 1)
+        await harness.stop()
+    }
+
+    /// A tool writes the pinned file in place while the buffer has unsaved edits: the pinned
+    /// version changed with it, so the journal takes the buffer's whole text and drops the pin.
+    @Test func aPinnedFileWrittenInPlaceEndsTheChainWithTheWholeText() async throws {
+        let harness = try await WorkspaceHarness(files: ["big.txt": Self.large])
+        _ = try await harness.workspace.acceptEdits("big.txt", Self.keystroke, encoding: .utf8)
+        #expect(try pins(harness).count == 1)
+        let handle = try #require(FileHandle(forWritingAtPath: harness.project.path + "/big.txt"))
+        try handle.write(contentsOf: Data("A".utf8))
+        try handle.close()
+        await harness.settleExternalChanges()
+        #expect(try pins(harness).isEmpty, "the chain no longer stands on the file")
+        let (_, recovery) = try EditJournal.open(directory: harness.project.path + "/.autosave/journal", fsync: false)
+        #expect(recovery.brokenChains.isEmpty)
+        #expect(recovery.records.map { String(decoding: $0.content, as: UTF8.self) } == [try await harness.text("big.txt")],
+            "a crash now brings back the buffer's text")
+        await harness.stop()
+    }
+}

@@ -46,7 +46,7 @@ import Testing
     @Test func keystrokesInALargeFileCostLittleJournalAndSurviveKillDashNine() async throws {
         let project = try TemporaryDirectory()
         let line = "a line of a large file, long enough to matter\n"
-        try project.write("big.txt", String(repeating: line, count: 20_000))
+        try project.write("big.txt", String(repeating: line, count: 25_000))
         let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
         let journal = project.url(".autosave/journal/journal.log")
         // Each keystroke types one letter at the start of a line further down, as its own request.
@@ -56,7 +56,7 @@ import Testing
         let answers = try SocketScript.run(socket: project.url(".autosave/agent.sock"), lines: keystrokes)
         #expect(answers.count == 200 && answers.allSatisfy { $0.contains(#""result""#) }, "\(answers.prefix(2))")
         let journalBytes = try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int ?? 0
-        let fileBytes = line.utf8.count * 20_000
+        let fileBytes = line.utf8.count * 25_000
         // The file on disk is pinned, not copied: the journal holds 200 keystrokes' worth.
         #expect(journalBytes < 200 * 200, "bytes per keystroke and no copy of the file: \(journalBytes) for a \(fileBytes)-byte file")
         agent.signal(SIGKILL)
@@ -65,7 +65,7 @@ import Testing
         _ = try await restarted.stderrLines.first(timeout: .seconds(30), "recovered") { $0.contains(" recovered path=big.txt revision=200") }
         restarted.signal(SIGTERM)
         #expect(await restarted.exitStatus() == 0)
-        let expected = (0..<20_000).map { $0 % 50 == 0 && $0 / 50 < 200 ? "k" + line : line }.joined()
+        let expected = (0..<25_000).map { $0 % 50 == 0 && $0 / 50 < 200 ? "k" + line : line }.joined()
         #expect(try project.read("big.txt") == expected, "every keystroke is in the file")
     }
 }

@@ -42,6 +42,11 @@ extension FileBuffer {
     }
 
     private func apply(_ disk: DiskVersion?) async {
+        await reconcile(with: disk)
+        await unpinChangedFile()
+    }
+
+    private func reconcile(with disk: DiskVersion?) async {
         let decision = Reconciliation.decide(
             base: base?.bytes, content: content, disk: disk?.bytes, mergeEnabled: context.configuration.conflicts.merge)
         switch decision {
@@ -205,6 +210,18 @@ extension FileBuffer {
             await keepBoth(disk)
         } else {
             contentChanged()
+        }
+    }
+
+    /// The file changed on disk under a chain of edits that stands on it (the journal pinned it
+    /// with a hard link): a tool that wrote it in place changed the pinned version too, so the
+    /// journal gets the buffer's whole text now, and the chain no longer depends on the file.
+    func unpinChangedFile() async {
+        guard isDirty, text != nil, let journal = context.journal, await journal.isPinned(path) else { return }
+        do { try await journal.append(journalRecord()) } catch {
+            context.logger.warning(
+                "journal-failed",
+                metadata: ["path": "\(path)", "error": "\(error)", "next": "the edits stay in the buffer and are saved as usual"])
         }
     }
 }

@@ -274,6 +274,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path
+        // A version the journal pinned is linked once more; that link is not the user's.
+        let ownLinks: UInt64 = await context.journal?.isPinned(path) == true ? 1 : 0
         isSaving = true
         schedule.saveStarted()
         let started = ContinuousClock.now
@@ -286,7 +288,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                 }
                 // The one copy of the text a save makes, off the actor.
                 let bytes = text.bytes
-                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
+                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen, ownLinks: ownLinks), bytes)
             }
             result = .success(commit)
         } catch {

@@ -74,6 +74,14 @@ public actor EditJournal {
     private var isSyncing = false
     private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
 
+    /// A chain stands on a pinned file only when writing its text whole would cost this much: a
+    /// pin is a hard link the user's tools see (a second link makes some of them write in
+    /// place), so files that are cheap to journal whole are never pinned.
+    static var pinnedBaseSize: Int { 1 << 20 }
+
+    /// Whether `path`'s chain of edits stands on a pinned file.
+    public func isPinned(_ path: String) -> Bool { pins.isPinned(path) }
+
     /// Rewrites happen once the file is this large and mostly obsolete.
     static var compactionThreshold: Int { 1 << 20 }
 
@@ -255,6 +263,9 @@ public actor EditJournal {
             }
         }
         let unsaved = latest.values.filter { $0.revision > (savedThrough[$0.path] ?? -1) }.sorted { $0.path < $1.path }
+        // A whole record written after a broken one (the buffer's text, once the file it stood on
+        // changed) makes it obsolete: nothing was lost there.
+        broken.removeAll { ($0.revision) <= (latest[$0.path]?.revision ?? -1) }
         return (unsaved, broken)
     }
 
@@ -294,7 +305,7 @@ public actor EditJournal {
                 return appended
             }
         } else if let splices = record.splices, record.kind == .write, let base = record.editedBase, let digest = record.baseDigest,
-            splices.reduce(0, { $0 + 20 + $1.text.count }) <= record.text.count,
+            record.text.count >= Self.pinnedBaseSize, splices.reduce(0, { $0 + 20 + $1.text.count }) <= record.text.count,
             pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
         {
             // A clean file's first edit: the chain stands on the file as it is on disk.
