@@ -103,7 +103,7 @@ extension Workspace {
                 // Unsaved edits now belong to the new name, also after a crash.
                 let record = await buffer.journalRecord()
                 try? await journal.append(record)
-                try? await journal.markSaved(move.from, revision: record.revision)
+                try? await journal.markSaved(move.from, revision: record.revision, source: record.source)
             }
             logger.info("moved", metadata: ["from": "\(move.from)", "to": "\(move.to)"])
             broadcast.emit(.moved(from: move.from, to: move.to))

@@ -298,7 +298,7 @@ import Testing
         let text = ByteSplice.apply([splice], to: original)
         var record = edited(file, 2, text, [splice])
         record.baseDigest = ContentDigest.of(original)
-        record.editedBase = EditedBase(file: folder.path + "/" + file, device: identity.device, inode: identity.inode)
+        record.editedBase = EditedBase(file: folder.path + "/" + file, fingerprint: identity)
         return (record, text)
     }
 

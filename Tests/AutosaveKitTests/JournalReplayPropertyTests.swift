@@ -99,4 +99,28 @@ import Testing
                 "\(context): a clean buffer's recovered record is not the file")
         }
     }
+
+    /// A buffer closed after a save and opened again counts its revisions from 0 again: its new
+    /// edit, revision 1, comes after the `saved` marker of revision 5 and is newer all the same.
+    @Test func anEditAfterAReopenIsRecoveredThoughItsRevisionIsLowerThanTheSavedOne() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "one\n"])
+        for word in ["two", "three", "four", "five", "six"] { _ = try await harness.write("a.txt", word + "\n") }
+        try await harness.workspace.save(["a.txt"])
+        try await harness.workspace.close("a.txt")
+        let revision = try await harness.write("a.txt", "seven\n")
+        #expect(revision == 1)
+        try await Self.expectRecoveryMatches(harness, path: "a.txt", held: [Array("seven\n".utf8)], "after a reopen")
+        await harness.stop()
+    }
+
+    static func expectRecoveryMatches(_ harness: WorkspaceHarness, path: String, held: [[UInt8]?], _ context: String) async throws {
+        let crash = try TemporaryDirectory()
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = ["-r", harness.project.path + "/.autosave/journal", crash.path + "/journal"]
+        try copy.run()
+        copy.waitUntilExit()
+        let (_, recovery) = try EditJournal.open(directory: crash.path + "/journal", fsync: false)
+        #expect(held.contains(recovery.records.first { $0.path == path }?.content), "\(context)")
+    }
 }

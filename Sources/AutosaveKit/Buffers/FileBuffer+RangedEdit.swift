@@ -31,9 +31,7 @@ extension FileBuffer {
 
     private func accept(_ splices: [ByteSplice], of text: TextRope, changeID: UUID?) throws(WorkspaceError) -> Accepted {
         // A clean buffer's text is its file's: the journal may pin the file and keep just the splices.
-        let editedBase = isDirty ? nil : base.map {
-            EditedBase(file: context.absolute(path), device: $0.fingerprint.device, inode: $0.fingerprint.inode)
-        }
+        let editedBase = isDirty ? nil : base.map { EditedBase(file: context.absolute(path), fingerprint: $0.fingerprint) }
         let edited = text.applying(splices)
         let limit = context.configuration.limits.maxFileBytes
         guard edited.count <= limit else { throw .tooLarge(path: path, size: edited.count, limit: limit) }

@@ -43,7 +43,8 @@ extension FileBuffer {
 
     private func apply(_ disk: DiskVersion?) async {
         await reconcile(with: disk)
-        await unpinChangedFile()
+        // A tool that wrote the file in place changed the pinned version too.
+        await endPinnedChain()
     }
 
     private func reconcile(with disk: DiskVersion?) async {
@@ -213,11 +214,11 @@ extension FileBuffer {
         }
     }
 
-    /// The file changed on disk under a chain of edits that stands on it (the journal pinned it
-    /// with a hard link): a tool that wrote it in place changed the pinned version too, so the
-    /// journal gets the buffer's whole text now, and the chain no longer depends on the file.
-    func unpinChangedFile() async {
-        guard isDirty, text != nil, let journal = context.journal, await journal.isPinned(path) else { return }
+    /// When the journal's chain of this buffer's edits stands on its file (pinned with a hard
+    /// link) and the file is about to change or just changed, the journal takes the buffer's
+    /// whole text, so the chain no longer depends on the file.
+    func endPinnedChain() async {
+        guard isDirty, let journal = context.journal, await journal.isPinned(path) else { return }
         do { try await journal.append(journalRecord()) } catch {
             context.logger.warning(
                 "journal-failed",

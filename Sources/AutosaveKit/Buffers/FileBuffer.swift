@@ -271,12 +271,13 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     @discardableResult
     func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         guard isDirty, !isSaving else { return nil }
+        isSaving = true
+        // A save may write the file in place (a user's hard link, a writer holding it open), and
+        // so change the version a chain of edits stands on: the chain ends first.
+        await endPinnedChain()
         let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path
-        // A version the journal pinned is linked once more; that link is not the user's.
-        let ownLinks: UInt64 = await context.journal?.isPinned(path) == true ? 1 : 0
-        isSaving = true
         schedule.saveStarted()
         let started = ContinuousClock.now
         let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
@@ -288,7 +289,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
                 }
                 // The one copy of the text a save makes, off the actor.
                 let bytes = text.bytes
-                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen, ownLinks: ownLinks), bytes)
+                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
             }
             result = .success(commit)
         } catch {
@@ -321,7 +322,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             // Durable and reported; the old version goes now. A save waited on returns after it.
             if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
             isSaving = false
-            do { try await context.journal?.markSaved(path, revision: snapshot.revision) } catch {
+            do { try await context.journal?.markSaved(path, revision: snapshot.revision, source: journalSource) } catch {
                 context.logger.warning(
                     "journal-failed",
                     metadata: ["path": "\(path)", "error": "\(error)", "next": "the saved edit may be recovered again after a crash (harmless)"])

@@ -5,13 +5,12 @@ import Glibc
 public struct EditedBase: Sendable, Equatable {
     /// The file's absolute path.
     public var file: String
-    public var device: UInt64
-    public var inode: UInt64
+    /// The version as the buffer read it: which file, how long, last modified when.
+    public var fingerprint: Fingerprint
 
-    public init(file: String, device: UInt64, inode: UInt64) {
+    public init(file: String, fingerprint: Fingerprint) {
         self.file = file
-        self.device = device
-        self.inode = inode
+        self.fingerprint = fingerprint
     }
 }
 
@@ -44,7 +43,9 @@ struct BasePins {
         let pin = Self.file(in: directory, path: path, digest: digest)
         unlink(pin)
         guard link(base.file, pin) == 0 else { return false }
-        guard let linked = Fingerprint.of(pin), linked.device == base.device, linked.inode == base.inode else {
+        // The same file, not written since the buffer read it (size and nanosecond mtime): a
+        // tool may have written it in place a moment before the watcher tells the buffer.
+        guard let linked = Fingerprint.of(pin), linked == base.fingerprint else {
             unlink(pin)
             return false
         }
@@ -68,9 +69,17 @@ struct BasePins {
         if let sequence { released.append((sequence, pin)) } else { unlink(pin) }
     }
 
+    /// Takes `path`'s pin out of its chain without removing it yet (see `discard`).
+    mutating func detach(_ path: String) -> String? { pinned.removeValue(forKey: path) }
+
+    /// Removes a detached pin, unless a new chain stands on the same file meanwhile.
+    func discard(_ pin: String) {
+        if !pinned.values.contains(pin) { unlink(pin) }
+    }
+
     /// The journal is durable through `sequence`: released pins up to it go.
     mutating func removeReleased(through sequence: Int) {
-        for entry in released where entry.sequence <= sequence { unlink(entry.file) }
+        for entry in released where entry.sequence <= sequence { discard(entry.file) }
         released.removeAll { $0.sequence <= sequence }
     }
 

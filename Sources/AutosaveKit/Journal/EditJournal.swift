@@ -213,20 +213,24 @@ public actor EditJournal {
     static func replay(
         _ records: [JournalRecord], pinnedBase: (_ path: String, _ digest: UInt64) -> [UInt8]? = { _, _ in nil }
     ) -> (unsaved: [JournalRecord], broken: [BrokenChain]) {
+        // Records are taken in the journal's order, not by revision: a buffer opened again, or
+        // moved onto another's path, counts its revisions from 0 again, and what it wrote later
+        // is newer whatever its number. (The journal never writes a buffer's older revision
+        // after a newer one.)
         var latest: [String: JournalRecord] = [:]
         var broken: [BrokenChain] = []
-        // A `saved` marker is written once no record of the path after it builds on what it
-        // covers: records it covers are obsolete, and not replayed (their pins may be gone).
-        var savedThrough: [String: Int] = [:]
-        for record in records where record.kind == .saved {
-            savedThrough[record.path] = max(savedThrough[record.path] ?? 0, record.revision)
-        }
-        for record in records where record.kind != .saved {
-            guard record.revision > savedThrough[record.path] ?? -1 else { continue }
+        for record in records {
             switch record.kind {
-            case .saved: break
+            case .saved:
+                // Written once nothing after it builds on what it covers: all of that is obsolete,
+                // a broken chain included (its pin may be gone, its edits are on disk).
+                if let current = latest[record.path], current.revision <= record.revision { latest[record.path] = nil }
+                broken.removeAll { $0.path == record.path && $0.revision <= record.revision }
             case .write, .delete:
-                if (latest[record.path]?.revision ?? -1) <= record.revision { latest[record.path] = record }
+                // A whole record after a broken one (the buffer's text, once the file it stood on
+                // changed) makes it obsolete: nothing was lost there.
+                broken.removeAll { $0.path == record.path }
+                latest[record.path] = record
             case .baseEdits:
                 guard let digest = record.baseDigest, let bytes = pinnedBase(record.path, digest), ContentDigest.of(bytes) == digest else {
                     broken.append(BrokenChain(
@@ -262,11 +266,7 @@ public actor EditJournal {
                     baseDigest: record.baseDigest)
             }
         }
-        let unsaved = latest.values.filter { $0.revision > (savedThrough[$0.path] ?? -1) }.sorted { $0.path < $1.path }
-        // A whole record written after a broken one (the buffer's text, once the file it stood on
-        // changed) makes it obsolete: nothing was lost there.
-        broken.removeAll { ($0.revision) <= (latest[$0.path]?.revision ?? -1) }
-        return (unsaved, broken)
+        return (latest.values.sorted { $0.path < $1.path }, broken)
     }
 
     /// Appends an accepted edit; returns once it is durable (when `fsync` is on).
@@ -289,6 +289,14 @@ public actor EditJournal {
     /// the journal holds at most about twice the content per file. Recovery replays each record
     /// onto a rope in O(log n), so a long chain costs recovery no copy of the file.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
+        // Two edits of one buffer may reach the journal out of order (each hops here on its
+        // own): the newer revision, already written, holds the older one's edit too. (The same
+        // revision again, whole, ends a chain: that one is written.)
+        if let previous = live[record.path], record.source != nil, previous.source == record.source,
+            previous.revision > record.revision || (previous.revision == record.revision && record.splices != nil)
+        {
+            return appended
+        }
         var full = record
         full.splices = nil
         if let splices = record.splices, record.kind == .write, let previous = live[record.path], previous.kind == .write,
@@ -338,18 +346,22 @@ public actor EditJournal {
     }
 
     /// Notes that `path` is on disk up to `revision`: its older records are obsolete.
-    public func markSaved(_ path: String, revision: Int) async throws(JournalError) {
-        guard let record = live[path], record.revision <= revision else { return }
+    ///
+    /// - Parameter source: the buffer that saved it: records of another buffer at the path (a
+    ///   rename put it there meanwhile) are not touched.
+    public func markSaved(_ path: String, revision: Int, source: UUID? = nil) async throws(JournalError) {
+        guard let record = live[path], record.revision <= revision, source == nil || record.source == source else { return }
         live[path] = nil
         deltaChains[path] = nil
         liveBytes -= record.text.count + record.path.utf8.count
         let saved = JournalRecord(kind: .saved, path: path, revision: revision)
         try writeRecord(JournalFormat.head(of: saved), saved.text)
-        if pins.isPinned(path) {
+        if let pin = pins.detach(path) {
             // Until the marker is durable, recovery still needs the pin (or would call the chain
-            // broken though its edits are on disk).
+            // broken though its edits are on disk). Detached first: an edit arriving during the
+            // fsync may start a new chain on a pin of its own, which must stay.
             if isDurable { try await syncNow() }
-            pins.release(path, after: nil)
+            pins.discard(pin)
         }
         // A lost marker only means the same bytes are recovered and found already on disk.
         if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {

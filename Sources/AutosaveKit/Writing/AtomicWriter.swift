@@ -72,13 +72,9 @@ public struct AtomicWriter: Sendable {
     /// A file another process holds open for writing is never replaced: the writer's later writes
     /// would go to the replaced inode and be deleted with it. `heldOpen` says what happens then.
     ///
-    /// `ownLinks` are links to the file that the agent made itself (the journal's pin of the
-    /// version a chain of edits stands on): they are not the user's hard links to preserve, and
-    /// replacing the file is what keeps the pinned version intact.
-    ///
     /// - Throws: as `write`, and `.heldOpen` when the file is held open and `heldOpen` is `.wait`.
     public func commit(
-        _ bytes: [UInt8], to path: String, expecting expected: Fingerprint?, heldOpen: HeldOpen = .writeInPlace, ownLinks: UInt64 = 0
+        _ bytes: [UInt8], to path: String, expecting expected: Fingerprint?, heldOpen: HeldOpen = .writeInPlace
     ) throws(WriteError) -> Commit {
         let target = try resolve(path)
         let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -91,7 +87,7 @@ public struct AtomicWriter: Sendable {
         let isHeld = current != nil && OpenWriters.isHeld(target.name, in: directory)
         if isHeld, heldOpen == .wait { throw .heldOpen(path: path) }
         guard current == expected else { throw .changedOnDisk(path: path) }
-        if let current, current.links > 1 + ownLinks, hardLinks == .preserve {
+        if let current, current.links > 1, hardLinks == .preserve {
             return Commit(
                 fingerprint: try writeInPlace(bytes, path: path, target: target, directory: directory, expected: current),
                 displaced: nil, inPlace: .hardLinks)
