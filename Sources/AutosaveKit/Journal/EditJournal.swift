@@ -60,14 +60,9 @@ public actor EditJournal {
     private var liveBytes = 0
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
-    private var deltaChains: [String: DeltaChain] = [:]
+    private var chainBytes: [String: Int] = [:]
     /// The files chains of edits stand on (in `bases/`).
     private var pins: BasePins
-
-    /// The `.edits` records written for a path since its last full record.
-    private struct DeltaChain {
-        var bytes = 0
-    }
 
     private var appended = 0
     private var synced = 0
@@ -299,35 +294,35 @@ public actor EditJournal {
         }
         var full = record
         full.splices = nil
-        if let splices = record.splices, record.kind == .write, let previous = live[record.path], previous.kind == .write,
-            previous.revision == record.revision - 1, record.source != nil, previous.source == record.source
-        {
+        if let splices = record.splices, record.kind == .write {
             let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
-            let chain = deltaChains[record.path, default: DeltaChain()]
-            if chain.bytes + cost <= record.text.count {
-                let delta = record.asEdits(splices)
-                try writeRecord(JournalFormat.head(of: delta), delta.text)
-                deltaChains[record.path] = DeltaChain(bytes: chain.bytes + cost)
-                appended += 1
-                remember(full)
-                return appended
+            if let previous = live[record.path], previous.kind == .write, previous.revision == record.revision - 1,
+                record.source != nil, previous.source == record.source
+            {
+                let chain = chainBytes[record.path, default: 0]
+                if chain + cost <= record.text.count {
+                    return try writeDelta(record.asEdits(splices), chainBytes: chain + cost, full: full)
+                }
+            } else if let base = record.editedBase, let digest = record.baseDigest, record.text.count >= Self.pinnedBaseSize,
+                cost <= record.text.count, pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
+            {
+                // A clean file's first edit: the chain stands on the file as it is on disk.
+                return try writeDelta(record.asEdits(splices, onBase: true), chainBytes: cost, full: full)
             }
-        } else if let splices = record.splices, record.kind == .write, let base = record.editedBase, let digest = record.baseDigest,
-            record.text.count >= Self.pinnedBaseSize, splices.reduce(0, { $0 + 20 + $1.text.count }) <= record.text.count,
-            pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
-        {
-            // A clean file's first edit: the chain stands on the file as it is on disk.
-            let delta = record.asEdits(splices, onBase: true)
-            try writeRecord(JournalFormat.head(of: delta), delta.text)
-            deltaChains[record.path] = DeltaChain(bytes: splices.reduce(0) { $0 + 20 + $1.text.count })
-            appended += 1
-            remember(full)
-            return appended
         }
         try writeRecord(JournalFormat.head(of: full), full.text)
-        deltaChains[record.path] = nil
+        chainBytes[record.path] = nil
         appended += 1
         pins.release(record.path, after: isDurable ? appended : nil)
+        remember(full)
+        return appended
+    }
+
+    /// Writes a chain's `.edits` or `.baseEdits` record; `full` is what `live` keeps of it.
+    private func writeDelta(_ delta: JournalRecord, chainBytes bytes: Int, full: JournalRecord) throws(JournalError) -> Int {
+        try writeRecord(JournalFormat.head(of: delta), delta.text)
+        chainBytes[delta.path] = bytes
+        appended += 1
         remember(full)
         return appended
     }
@@ -352,7 +347,7 @@ public actor EditJournal {
     public func markSaved(_ path: String, revision: Int, source: UUID? = nil) async throws(JournalError) {
         guard let record = live[path], record.revision <= revision, source == nil || record.source == source else { return }
         live[path] = nil
-        deltaChains[path] = nil
+        chainBytes[path] = nil
         liveBytes -= record.text.count + record.path.utf8.count
         let saved = JournalRecord(kind: .saved, path: path, revision: revision)
         try writeRecord(JournalFormat.head(of: saved), saved.text)
@@ -497,7 +492,7 @@ public actor EditJournal {
         file = fresh
         size = bytes.count
         // Every live record was just written whole, and is durable.
-        deltaChains = [:]
+        chainBytes = [:]
         pins.removeAll()
     }
 }

@@ -27,21 +27,6 @@ extension TextRope: Equatable {
         }
         return true
     }
-
-    /// Whether the text holds exactly `bytes`.
-    public func holds(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count == count else { return false }
-        var offset = 0
-        var same = true
-        bytes.withUnsafeBufferPointer { whole in
-            forEachChunk { chunk in
-                guard same else { return }
-                same = memcmp(whole.baseAddress! + offset, chunk.baseAddress!, chunk.count) == 0
-                offset += chunk.count
-            }
-        }
-        return same
-    }
 }
 
 /// A position in a rope's leaves, walking forward, that knows which whole nodes start where it
