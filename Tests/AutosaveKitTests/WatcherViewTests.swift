@@ -55,3 +55,21 @@ import Testing
         await harness.stop()
     }
 }
+
+/// A rename is one change, however the kernel's queue is read: with no settle window, the
+/// watcher thread takes a rename's two halves one at a time out of a batch it read at once, and
+/// a settle between them used to report the source removed and the target created.
+@Suite struct RenameHalvesTests {
+    @Test func renamesAtSettleZeroAreNeverSplit() async throws {
+        let count = 400
+        var files: [String: String] = [:]
+        for index in 0..<count { files["f\(index).txt"] = "content \(index)\n" }
+        let harness = try await WatcherHarness(files: files) { $0.watch.settleMs = 0 }
+        for index in 0..<count { try harness.project.rename("f\(index).txt", "g\(index).txt") }
+        let changes = try await harness.settleAll()
+        let split = changes.filter { $0.kind != .moved }
+        #expect(split.isEmpty, "\(split.count) of \(changes.count) changes were not moves: \(split.prefix(6))")
+        #expect(Set(changes.map(\.path)) == Set((0..<count).map { "g\($0).txt" }))
+        await harness.stop()
+    }
+}

@@ -72,6 +72,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// Settles put off in a row because events were still on their way.
     private var settleDeferrals = 0
+    /// Cookies of renames whose `movedFrom` came and whose `movedTo` has not (yet).
+    private var renamesHalfSeen: Set<UInt32> = []
+    /// The barrier a settle waits for, when a rename's second half may still be on its way.
+    private var renameBarrier: UInt64?
     static var maxSettleDeferrals: Int { 200 }
 
     /// The agent's own writes, which are never reported.
@@ -218,6 +222,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         switch event {
         case .file(let file):
             if file.kind == .deleted || file.kind == .movedFrom { lastRemovalSeen = now }
+            if file.kind == .movedFrom { renamesHalfSeen.insert(file.cookie) }
+            if file.kind == .movedTo { renamesHalfSeen.remove(file.cookie) }
             settler.record(file, at: now)
         case .directoryAppeared(let path, let files):
             logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
@@ -280,6 +286,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                     "next": "keeping the \(unwatched) unwatched directories up to date by rescanning every \(interval.components.seconds) s",
                 ])
             startRescanTimer(every: interval)
+        case .barrier(let number) where number == renameBarrier:
+            // Whatever came before the barrier is in: a rename still half seen left the tree.
+            renameBarrier = nil
+            renamesHalfSeen.removeAll()
         case .barrier(let number):
             barrierWaiters.removeValue(forKey: number)?.resume(returning: settler.latestDeadline)
         case .failed(let error):
@@ -330,6 +340,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             return
         }
         settleDeferrals = 0
+        // The watcher thread reads the kernel's queue in batches and hands events over one at a
+        // time: a rename's `movedTo` may be read already and not handed over, where neither the
+        // count in flight nor the kernel's queue shows it. A barrier comes after it.
+        if !renamesHalfSeen.isEmpty || renameBarrier != nil {
+            if renameBarrier == nil { renameBarrier = inotify.requestBarrier() }
+            return
+        }
         // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are
         // settled by it, not by one more timer.
         let now = clock.now.advanced(by: TimerWakeUp.slack)
@@ -375,6 +392,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     // MARK: - Timers
 
     private func scheduleSettleTimer() {
+        // Settling waits for the barrier, which schedules it when it comes.
+        guard renameBarrier == nil else { return }
         let deadline = settler.nextDeadline()
         // Events push their window's deadline later: a timer due earlier stays (it finds nothing
         // due, or less, and the next one is set then) instead of a new timer per event.
