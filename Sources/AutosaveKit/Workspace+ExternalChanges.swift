@@ -7,7 +7,7 @@ extension Workspace {
     /// Takes one settled burst: buffers follow its renames all at once (a swap moves both), then
     /// each buffer it concerns is reconciled with its file.
     func handle(_ burst: [FileChange]) async {
-        for change in burst { broadcast.emit(.externalChange(change)) }
+        for change in burst where !change.isTransient { broadcast.emit(.externalChange(change)) }
         var moves: [Rename] = []
         for change in burst where change.kind == .moved {
             let from = change.from ?? ""
@@ -44,9 +44,10 @@ extension Workspace {
     /// created or moved a file — the same file, by its whole fingerprint. The kernel reports a rename
     /// into a folder made a moment before only half (removed + created), and a file that reached
     /// the buffer's name inside the burst (renamed over it, then on) was never the name's at its
-    /// start. The buffer follows its file.
+    /// start; a file created and renamed over another inside one burst was never known at all, and
+    /// its new name shows as modified. The buffer follows its file.
     func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
-        let arrivals = burst.filter { ($0.kind == .created || $0.kind == .moved) && !$0.isDirectory }.map(\.path)
+        let arrivals = burst.filter { $0.kind != .removed && !$0.isDirectory }.map(\.path)
         guard !arrivals.isEmpty else { return [] }
         let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
         let moving = Set(moves.map(\.from))
