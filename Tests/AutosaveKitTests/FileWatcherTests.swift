@@ -25,11 +25,11 @@ final class WatcherHarness: Sendable {
             configuration: configuration, root: project.path, stateDirectory: project.path + "/.autosave", file: nil)
         watcher = FileWatcher(configuration: resolved, clock: clock, logger: LogCapture.logger(logs))
         try await watcher.start()
-        // One change at a time, as bursts are read here change by change.
+        // One change at a time, as bursts are read here change by change; as the log reports them.
         let (flat, continuation) = AsyncStream.makeStream(of: FileChange.self)
         let bursts = watcher.changes
         Task {
-            for await burst in bursts { for change in burst { continuation.yield(change) } }
+            for await burst in bursts { for change in burst where !change.isTransient { continuation.yield(change) } }
             continuation.finish()
         }
         changes.record(flat)

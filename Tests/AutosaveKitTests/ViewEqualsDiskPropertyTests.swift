@@ -31,6 +31,22 @@ import Testing
         }
     }
 
+    /// Scenarios exploration found, each a bug since fixed: replayed on every run.
+    static let foundScenarios: [[Int]] = [
+        // c.txt created, then written by a client, then renamed over a.txt, all inside one settle
+        // window: the watcher never knew c.txt, so a.txt showed as modified and the dirty buffer
+        // stayed behind at c.txt instead of following its file.
+        [0, 41536, 0, 4688, 87622],
+        // A new buffer followed its folder back (e → d) and, looking at the disk, found d/x.txt
+        // a tool had just created: it took that version. The tool removed it inside the same
+        // window, net nothing to the watcher, so the buffer kept the text of a file not there.
+        [74027, 52622, 4976, 48622, 4512, 84672, 12395],
+    ]
+
+    @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {
+        try await TreeScenario.run(steps, label: "found scenario \(steps)")
+    }
+
     /// How many fixed scenarios CI runs.
     static var fixedScenarioCount: Int { 300 }
 

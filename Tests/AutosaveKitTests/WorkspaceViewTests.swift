@@ -19,6 +19,21 @@ import Testing
         }
     }
 
+    /// A file opened in the moment it existed (a build's temp file, created and removed inside
+    /// one settle window) was net nothing to the watcher, so nobody told the buffer it was gone:
+    /// it went on holding the file's text as clean. It is told, with nothing logged or reported.
+    @Test func aFileSeenOnlyInsideTheWindowLeavesNoBufferHoldingIt() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n"])
+        try harness.project.write("flash.txt", "brief\n")
+        #expect(try await harness.text("flash.txt") == "brief\n", "opened while it exists")
+        try harness.project.remove("flash.txt")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("flash.txt") == nil)
+        #expect(changes(harness).isEmpty, "nothing to report: the file came and went")
+        await expectViewEqualsDisk(harness, ["a.txt"])
+        await harness.stop()
+    }
+
     /// `mv a t; mv t a` left both names pending for ever: nothing on a.txt was heard again.
     @Test func aNameRenamedAwayAndBackStaysHeard() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "one\n"])

@@ -12,16 +12,21 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     public var from: String?
     /// The change concerns a whole directory (moved or removed with everything in it).
     public var isDirectory: Bool
+    /// The name had a file only inside the settle window (created and gone again): there is
+    /// nothing to report, but a buffer that looked at the file meanwhile must look again. Never
+    /// logged, never sent to subscribers; always `removed`.
+    public var isTransient: Bool
 
-    public init(_ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false) {
+    public init(_ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false, isTransient: Bool = false) {
         self.kind = kind
         self.path = path
         self.from = from
         self.isDirectory = isDirectory
+        self.isTransient = isTransient
     }
 
     public var description: String {
         let origin = from.map { "\($0) -> " } ?? ""
-        return "\(kind.rawValue) \(origin)\(path)\(isDirectory ? "/" : "")"
+        return "\(isTransient ? "transient " : "")\(kind.rawValue) \(origin)\(path)\(isDirectory ? "/" : "")"
     }
 }

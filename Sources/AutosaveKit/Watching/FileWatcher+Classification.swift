@@ -30,7 +30,7 @@ extension FileWatcher {
         let destinations = Set(moves.map(\.to))
         for name in burst.names where !destinations.contains(name) {
             guard let change = classify(name, current: now[name]) else { continue }
-            if change.kind == .modified, burst.unchanged.contains(name) { continue }
+            if change.kind == .modified || change.isTransient, burst.unchanged.contains(name) { continue }
             changes.append(change)
         }
         for change in changes where change.kind != .removed {
@@ -55,7 +55,10 @@ extension FileWatcher {
         case (true, false):
             known.remove(path)
             return FileChange(.removed, path)
-        case (false, false): return nil
+        case (false, false):
+            // Created and gone again (or renamed on) inside the window: a buffer opened on it, or
+            // one that looked at the disk while following a rename, saw a file that is not there.
+            return FileChange(.removed, path, isTransient: true)
         }
     }
 

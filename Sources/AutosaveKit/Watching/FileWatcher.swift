@@ -85,6 +85,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public private(set) var lastRemovalSeen: C.Instant?
     /// How many changes `changes` has carried.
     public private(set) var emittedCount = 0
+    /// How many of them were transient (not reported to anyone).
+    private var transientCount = 0
 
     public init(configuration: ResolvedConfiguration, clock: C, logger: Logger, ownWrites: OwnWrites = OwnWrites()) {
         self.ownWrites = ownWrites
@@ -203,7 +205,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// The watcher's figures for `status`.
     public var status: WatcherStatus {
         WatcherStatus(
-            files: known.count, pendingChanges: settler.pending.count, reportedChanges: emittedCount,
+            files: known.count, pendingChanges: settler.pending.count, reportedChanges: emittedCount - transientCount,
             heldForWriters: settler.pending.values.count(where: \.isHeld))
     }
 
@@ -362,7 +364,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         let isHeld = { (name: String) in root >= 0 && OpenWriters.isHeld(name, in: root, lookingAgain: false) }
         for burst in settler.takeDue(at: now, isHeld: isHeld) { changes += netChanges(of: burst) }
         if !changes.isEmpty { emit(changes) }
-        let removedSomething = changes.contains { $0.kind == .removed }
+        let removedSomething = changes.contains { $0.kind == .removed && !$0.isTransient }
         // The kernel says nothing when a root that someone still holds (a shell's working
         // directory) is removed: its last entries going is the moment to look.
         if removedSomething { checkRoot() }
@@ -378,7 +380,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     func emit(_ changes: [FileChange], extra: Logger.Metadata = [:]) {
-        for change in changes {
+        for change in changes where !change.isTransient {
             var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
             if let from = change.from { fields["from"] = "\(from)" }
             if change.isDirectory { fields["directory"] = "true" }
@@ -386,6 +388,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             logger.info("external-change", metadata: fields)
         }
         emittedCount += changes.count
+        transientCount += changes.count(where: \.isTransient)
         changesContinuation.yield(changes)
     }
 
