@@ -87,7 +87,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         do {
             switch method {
             case .open:
-                return Self.json(try await workspace.open(try params.string("path")))
+                return Self.json(try await workspace.open(try params.string("path"), keep: try params.optionalConflictSide()))
             case .patch:
                 let check = try params.optionalBool("check") ?? false
                 let files = try await workspace.applyPatch(try params.patchText(), check: check, ifRevision: try params.optionalInt("ifRevision"))

@@ -85,6 +85,15 @@ struct RPCParams {
     }
 
     /// `positionEncoding`: `utf-8`, `utf-16` (the default, as in LSP) or `utf-32`.
+    /// `keep` of `open`: which side keeps the path when edits overlap; nil when not given.
+    func optionalConflictSide() throws(RPCError) -> ConflictSide? {
+        guard let value = value("keep") else { return nil }
+        guard case .string(let name) = value, let side = ConflictSide(rawValue: name) else {
+            throw .invalidParams("`keep` must be one of \(ConflictSide.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.jsonText)")
+        }
+        return side
+    }
+
     func positionEncoding() throws(RPCError) -> PositionEncoding {
         guard let value = value("positionEncoding"), value != .null else { return .utf16 }
         guard case .string(let name) = value, let encoding = PositionEncoding(rawValue: name) else {

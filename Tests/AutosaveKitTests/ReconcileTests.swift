@@ -130,6 +130,26 @@ import Testing
         await harness.stop()
     }
 
+    /// An editor showing the buffer opens it with `keep: .buffer`: what the person sees stays,
+    /// whatever the configuration says for everyone else's buffers.
+    @Test func aBufferOpenedToKeepItsTextKeepsItOverTheConfiguration() async throws {
+        // No autosave meanwhile: a save in flight would meet the tool's write first.
+        let harness = try await WorkspaceHarness(files: ["a.txt": "line\n", "b.txt": "line\n"]) { $0.autosave.delayMs = 3_600_000 }
+        _ = try await harness.workspace.open("a.txt", keep: .buffer)
+        _ = try await harness.write("a.txt", "mine\n")
+        _ = try await harness.write("b.txt", "mine\n")
+        try harness.project.write("a.txt", "theirs\n")
+        try harness.project.write("b.txt", "theirs\n")
+        await harness.settleExternalChanges()
+        let conflicts = Dictionary(uniqueKeysWithValues: harness.logged("conflict").map { ($0.fields["path"] ?? "", $0.fields) })
+        #expect(conflicts["a.txt"]?["kept"] == "buffer")
+        #expect(try await harness.text("a.txt") == "mine\n")
+        #expect(try harness.project.read(try #require(conflicts["a.txt"]?["copy"])) == "theirs\n")
+        #expect(conflicts["b.txt"]?["kept"] == "disk", "the configuration's side, for a buffer opened without one")
+        #expect(try await harness.text("b.txt") == "theirs\n")
+        await harness.stop()
+    }
+
     @Test func identicalConflictCopiesAreKeptOnce() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "line\n"])
         for round in 0..<2 {

@@ -23,8 +23,12 @@ import Testing
             request(7, "edit", #""positionEncoding":"utf-7","edits":[]"#),
             request(8, "edit", #""ifRevision":1,"edits":[{"start":{"line":0,"character":0},"end":{"line":0,"character":0},"text":"x"}]"#),
             request(9, "read", ""),
+            request(10, "open", #""keep":"mine""#),
+            request(11, "open", #""keep":"buffer""#),
         ])
-        #expect(answers.count == 9, "\(answers)")
+        #expect(answers.count == 11, "\(answers)")
+        #expect(answers[9].contains(#"`keep` must be one of \"disk\", \"buffer\", got \"mine\""#), "\(answers[9])")
+        #expect(answers[10].contains(#""revision":3"#), "\(answers[10])")
         #expect(answers[1].contains(#""revision":2"#), "two edits, one revision")
         #expect(answers[2].contains(#""revision":3"#))
         #expect(answers[3].contains(#""code":-32602"#) && answers[3].contains("edits 0 (0:0-0:4) and 1 (0:3-1:0) overlap"))

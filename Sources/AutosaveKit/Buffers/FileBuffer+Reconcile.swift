@@ -97,6 +97,12 @@ extension FileBuffer {
         }
     }
 
+    /// Sets the side that keeps the path when this buffer's edits overlap the disk's (nil: the
+    /// configuration's `conflicts.keep`).
+    func keepOnConflict(_ side: ConflictSide?) {
+        conflictSide = side
+    }
+
     /// How long a buffer whose file vanished waits before writing it again: past the settle
     /// window that would report the file renamed.
     static func waitBeforeRecreating(settleMs: Int) -> Duration { .milliseconds(2 * settleMs + 100) }
@@ -104,7 +110,7 @@ extension FileBuffer {
     /// Edits that cannot be merged (they overlap, or a side is binary): the configured side keeps
     /// the path, the other is copied aside first.
     func keepBoth(_ disk: DiskVersion, cause: Reconciliation.ConflictCause = .overlap) async {
-        let keep = context.configuration.conflicts.keep
+        let keep = conflictSide ?? context.configuration.conflicts.keep
         let loser = keep == .disk ? (content ?? []) : disk.bytes
         let revisionAtStart = revision
         let copies = context.copies

@@ -67,6 +67,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
     var needsReconcile = false
+    /// The side that keeps the path when this buffer's edits and the disk's overlap, as a client
+    /// asked at `open` (an editor showing the buffer keeps its text); nil: `conflicts.keep`.
+    var conflictSide: ConflictSide?
     /// Callers of `save()` waiting for the save in flight.
     private var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
