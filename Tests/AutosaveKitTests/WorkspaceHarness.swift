@@ -44,17 +44,30 @@ final class WorkspaceHarness: Sendable {
     /// Time moves in steps of the settle window until nothing is pending, so saves that changes
     /// cause (and the events those saves cause) are settled too. `Workspace.sync()` is not used:
     /// it waits for the clock, which here moves only when told to.
+    ///
+    /// Time moves only once the buffers have taken every change settled so far, as real time
+    /// would find them (they take a change in microseconds): moving it on before let a buffer's
+    /// timer (writing a removed file again, say) fire ahead of the rename that explains it.
     func settleExternalChanges() async {
         for round in 0..<200 {
-            await workspace.watcherBarrier()
+            await catchUp()
             if await workspace.isQuiet() {
                 trace("settle: quiet after \(round) rounds")
                 return
             }
             clock.advance(by: settle)
+            await catchUp()
             try? await waitForQuietBuffers()
         }
         trace("settle: still busy after 200 rounds")
+    }
+
+    /// Waits until the watcher has every event so far, has settled the windows the clock passed,
+    /// and the buffers have taken what it reported.
+    func catchUp() async {
+        await workspace.watcherBarrier()
+        await workspace.settleDueWindows()
+        await workspace.waitForHandledChanges()
     }
 
     func trace(_ message: String) {

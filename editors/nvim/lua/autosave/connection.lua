@@ -1,0 +1,134 @@
+-- One connection to an agent's control socket: JSON-RPC 2.0, one message per line. Requests made
+-- in one turn of the event loop go out in one write; answers and event notifications come back
+-- in order, on Neovim's main loop.
+local uv = vim.loop
+
+local M = {}
+
+-- The agent's socket for `directory`, found as the CLI finds it: $AUTOSAVE_SOCKET, else walking
+-- up to a `.autosave` folder with `agent.sock` (or `agent.sock.path`, naming a socket elsewhere).
+-- Returns the socket and the state folder (nil when only the variable says where).
+function M.find(directory)
+  local forced = vim.env.AUTOSAVE_SOCKET
+  if forced and forced ~= "" then return forced, nil end
+  local dir = directory
+  while dir and dir ~= "" do
+    local state = dir .. "/.autosave"
+    local pointer = io.open(state .. "/agent.sock.path", "r")
+    if pointer then
+      local path = pointer:read("*l")
+      pointer:close()
+      if path and path ~= "" then return path, state end
+    end
+    local stat = uv.fs_stat(state .. "/agent.sock")
+    if stat and stat.type == "socket" then return state .. "/agent.sock", state end
+    local parent = vim.fn.fnamemodify(dir, ":h")
+    if parent == dir then break end
+    dir = parent
+  end
+  return nil, nil
+end
+
+local Connection = {}
+Connection.__index = Connection
+
+-- Connects to `socket`; `handlers.on_event(params)` gets each event, `handlers.on_close(reason)`
+-- the end of the connection, once. `on_ready(err)` says whether the connection is up.
+function M.open(socket, handlers, on_ready)
+  local self = setmetatable({
+    socket = socket, handlers = handlers, pipe = uv.new_pipe(false), next_id = 1,
+    waiting = {}, outgoing = {}, partial = "", is_closed = false,
+  }, Connection)
+  self.pipe:connect(socket, function(err)
+    vim.schedule(function()
+      if err then
+        self:close("cannot connect to " .. socket .. ": " .. err)
+        on_ready(err)
+        return
+      end
+      self.pipe:read_start(function(read_err, chunk)
+        if read_err or not chunk then
+          vim.schedule(function() self:close(read_err or "the agent closed the connection") end)
+          return
+        end
+        self:take(chunk)
+      end)
+      on_ready(nil)
+    end)
+  end)
+  return self
+end
+
+-- Splits what arrived into lines and hands each message over on the main loop.
+function Connection:take(chunk)
+  local data = self.partial .. chunk
+  local start = 1
+  while true do
+    local stop = data:find("\n", start, true)
+    if not stop then break end
+    local line = data:sub(start, stop - 1)
+    start = stop + 1
+    vim.schedule(function() self:dispatch(line) end)
+  end
+  self.partial = data:sub(start)
+end
+
+function Connection:dispatch(line)
+  if self.is_closed then return end
+  local ok, message = pcall(vim.json.decode, line)
+  if not ok or type(message) ~= "table" then return end
+  if message.id ~= nil and message.id ~= vim.NIL then
+    local callback = self.waiting[message.id]
+    self.waiting[message.id] = nil
+    if callback then
+      local err = message.error ~= vim.NIL and message.error or nil
+      callback(err, message.result)
+    end
+  elseif message.method == "event" then
+    self.handlers.on_event(message.params)
+  elseif message.method == "dropped" then
+    self:close("the agent dropped this connection: it fell behind its events")
+  end
+end
+
+-- Sends a request; `callback(err, result)` gets the answer (err: the JSON-RPC error object, or
+-- {message = …} when the connection ended first). Sent at the end of this turn of the loop.
+function Connection:request(method, params, callback)
+  if self.is_closed then
+    if callback then callback({ message = "not connected" }) end
+    return
+  end
+  local id = self.next_id
+  self.next_id = id + 1
+  self.waiting[id] = callback or function() end
+  self.outgoing[#self.outgoing + 1] = vim.json.encode({ jsonrpc = "2.0", id = id, method = method, params = params }) .. "\n"
+  if #self.outgoing == 1 then vim.schedule(function() self:flush() end) end
+end
+
+-- Writes every request made so far in one write.
+function Connection:flush()
+  if self.is_closed or #self.outgoing == 0 then return end
+  local data = table.concat(self.outgoing)
+  self.outgoing = {}
+  self.pipe:write(data)
+end
+
+-- Whether requests are still waiting for their answers.
+function Connection:is_busy()
+  return next(self.waiting) ~= nil or #self.outgoing > 0
+end
+
+function Connection:close(reason)
+  if self.is_closed then return end
+  self.is_closed = true
+  pcall(function()
+    self.pipe:read_stop()
+    self.pipe:close()
+  end)
+  local waiting = self.waiting
+  self.waiting = {}
+  for _, callback in pairs(waiting) do callback({ message = reason }) end
+  self.handlers.on_close(reason)
+end
+
+return M

@@ -1,0 +1,316 @@
+-- One Neovim buffer kept in step with its buffer in the agent.
+--
+-- What the person types goes to the agent as `edit` requests, one per turn of the event loop and
+-- at most one on its way (each says the revision it was made on, `ifRevision`, so an edit never
+-- lands on a text it was not made for). When the agent's text changes otherwise (a reload, a
+-- merge, a refused edit), the session resyncs: it reads the agent's text, merges it line by line
+-- with what the buffer holds, shows the difference as the smallest set of line changes, and
+-- sends back what the agent lacks.
+--
+-- The shadow is the agent's text at `revision`, the last one both sides agree on: the base of
+-- those merges. In "bytes" mode (a file whose lines all end in "\n", or all in "\r\n") it is a
+-- list of lines and edits are placed from `on_bytes` positions; in "diff" mode (no final line
+-- break, a lone "\r", a new file) it is a string and each turn sends the difference of texts.
+local text = require("autosave.text")
+
+local Session = {}
+Session.__index = Session
+
+local M = {}
+
+function M.new(agent, buf, path, options)
+  local self = setmetatable({
+    agent = agent, buf = buf, path = path, options = options,
+    revision = nil, shadow = text.of_buffer(buf), mode = "diff", exists = true,
+    in_flight = false, batch = nil, needs_resync = true, resyncing = false, applying = false,
+    is_stopped = false, failures = 0,
+  }, Session)
+  return self
+end
+
+-- The shadow as one string.
+function Session:base_text()
+  if type(self.shadow) == "table" then return table.concat(self.shadow, "\n") end
+  return self.shadow
+end
+
+local function line_break(buf)
+  return vim.bo[buf].fileformat == "dos" and "\r\n" or "\n"
+end
+
+-- Whether `content` can be followed edit by edit from `on_bytes`: every line ends in the buffer's
+-- line break and there is no other "\r" (the agent counts a lone "\r" as a line break too).
+function Session:follows_bytes(content)
+  if not vim.bo[self.buf].endofline or not self.exists then return false end
+  if content ~= "" and content:sub(-1) ~= "\n" then return false end
+  local format = vim.bo[self.buf].fileformat
+  if format == "unix" then return not content:find("\r", 1, true) end
+  if format == "dos" then
+    return not content:gsub("\r\n", ""):find("\r", 1, true) and not content:find("[^\r]\n") and content:sub(1, 1) ~= "\n"
+  end
+  return false
+end
+
+-- The text between two positions of the buffer as it is now; a range that ends past the last
+-- line ends after that line's (implicit) line break.
+local function range_text(buf, sr, sc, er, ec)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local tail = ""
+  if er >= count then
+    tail = string.rep("\n", er - count + 1)
+    er = count - 1
+    ec = #vim.api.nvim_buf_get_lines(buf, er, er + 1, false)[1]
+  end
+  if sr > er then return tail end
+  return table.concat(vim.api.nvim_buf_get_text(buf, sr, sc, er, ec, {}), "\n") .. tail
+end
+
+-- `on_bytes`: one change of the buffer, before the next is made. Returns true to detach.
+function Session:changed(sr, sc, oer, oec, ner, nec)
+  if self.is_stopped then return true end
+  if self.applying then return end
+  if self.mode == "bytes" and not self.needs_resync and not self.resyncing then
+    local new = ""
+    if ner > 0 or nec > 0 then new = range_text(self.buf, sr, sc, sr + ner, ner == 0 and sc + nec or nec) end
+    if line_break(self.buf) == "\r\n" then
+      new = new:gsub("\n", "\r\n")
+    elseif new:find("\r", 1, true) then
+      -- A "\r" typed into a "\n" file: the agent sees a line break there; follow by texts.
+      self.needs_resync = true
+    end
+    if not self.needs_resync then self:record(sr, sc, oer, oec, ner, new) end
+  end
+  self:schedule()
+end
+
+-- Adds one change to this turn's batch: kept as it is when it stays alone, else as whole lines.
+function Session:record(sr, sc, oer, oec, ner, new)
+  local er, ec = sr + oer, oer == 0 and sc + oec or oec
+  local batch = self.batch
+  if not batch then
+    batch = { count = 0, lo = sr, hi = er, delta = 0, lines = vim.api.nvim_buf_line_count(self.buf) - (ner - oer) }
+    self.batch = batch
+  end
+  batch.count = batch.count + 1
+  if batch.count == 1 then
+    batch.single = { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec }, text = new }
+  end
+  -- Rows before `lo` are where they were; rows after the batch's lines moved by `delta`.
+  batch.lo = math.min(batch.lo, sr)
+  batch.hi = math.max(batch.hi, er - batch.delta)
+  batch.delta = batch.delta + (ner - oer)
+end
+
+function Session:schedule()
+  if self.is_scheduled then return end
+  self.is_scheduled = true
+  vim.schedule(function()
+    self.is_scheduled = false
+    self:flush()
+  end)
+end
+
+-- Sends what changed since the last edit, unless an edit is on its way (its answer sends more).
+function Session:flush()
+  if self.is_stopped or self.in_flight or self.resyncing or not self.agent:is_connected() then return end
+  if self.needs_resync then return self:resync() end
+  if self.mode == "diff" then
+    local now = text.of_buffer(self.buf)
+    if now == self.shadow then return end
+    if not self.exists then return self:send_write(now) end
+    return self:send(text.edit(self.shadow, now), { after = now })
+  end
+  local batch = self.batch
+  if not batch then return end
+  self.batch = nil
+  if batch.count == 1 then
+    local e = batch.single
+    return self:send(e, { splice = { e.start.line, e.start.character, e["end"].line, e["end"].character, e.text } })
+  end
+  -- Several changes: the lines they touched, as they are now, replace those lines as they were.
+  local hi = math.min(batch.hi, batch.lines - 1)
+  local now_hi = batch.hi >= batch.lines and vim.api.nvim_buf_line_count(self.buf) - 1 or hi + batch.delta
+  local lines = vim.api.nvim_buf_get_lines(self.buf, batch.lo, now_hi + 1, false)
+  if text.of_buffer(self.buf) == "" then lines = {} end
+  local nl = line_break(self.buf)
+  local new = #lines > 0 and table.concat(lines, nl) .. nl or ""
+  local e = { start = { line = batch.lo, character = 0 }, ["end"] = { line = hi + 1, character = 0 }, text = new }
+  self:send(e, { splice = { batch.lo, 0, hi + 1, 0, new } })
+end
+
+-- Replaces [start, end) of the shadow's lines (0-based rows, byte columns) with `new`.
+local function splice(lines, sr, sc, er, ec, new)
+  local first, last = lines[sr + 1] or "", lines[er + 1] or ""
+  local added = vim.split(new, "\n", { plain = true })
+  added[1] = first:sub(1, sc) .. added[1]
+  added[#added] = added[#added] .. last:sub(ec + 1)
+  local removed = er - sr + 1
+  local shift = #added - removed
+  local count = #lines
+  if shift > 0 then
+    for i = count, er + 2, -1 do lines[i + shift] = lines[i] end
+  elseif shift < 0 then
+    for i = er + 2, count do lines[i + shift] = lines[i] end
+    for i = count + shift + 1, count do lines[i] = nil end
+  end
+  for i, line in ipairs(added) do lines[sr + i] = line end
+end
+
+function Session:send(edit, change)
+  self.in_flight = true
+  local params = { path = self.path, positionEncoding = "utf-8", edits = { edit }, ifRevision = self.revision }
+  self.agent.conn:request("edit", params, function(err, result) self:answered(err, result, change) end)
+end
+
+-- A new file's first content: a `write` (an edit needs a file to place it in).
+function Session:send_write(content)
+  self.in_flight = true
+  local params = { path = self.path, content = content, ifRevision = self.revision }
+  self.agent.conn:request("write", params, function(err, result)
+    if not err then self.exists = true end
+    self:answered(err, result, { after = content })
+  end)
+end
+
+function Session:answered(err, result, change)
+  self.in_flight = false
+  if self.is_stopped then return end
+  if err then
+    local reason = type(err.data) == "table" and err.data.reason or nil
+    if reason ~= "staleRevision" then self.failures = self.failures + 1 end
+    if self.failures >= 3 or not self.agent:is_connected() then
+      if self.agent:is_connected() then self:give_up("the agent refused its edits: " .. tostring(err.message)) end
+      return
+    end
+    self.needs_resync = true
+  else
+    self.failures = 0
+    self.revision = result.revision
+    if change.after then
+      self.shadow = change.after
+    elseif change.after_lines then
+      self.shadow = vim.split(change.after_lines, "\n", { plain = true })
+    else
+      splice(self.shadow, unpack(change.splice))
+    end
+  end
+  self:flush()
+end
+
+-- Whether nothing typed is waiting to reach the agent.
+function Session:is_settled()
+  return not self.in_flight and not self.batch and not self.needs_resync and not self.resyncing
+    and (self.mode == "bytes" or text.of_buffer(self.buf) == self.shadow)
+end
+
+-- Reads the agent's text and brings both sides together (see the top of this file).
+function Session:resync()
+  if self.resyncing or self.is_stopped then return end
+  if self.in_flight then
+    self.needs_resync = true
+    return
+  end
+  self.needs_resync = false
+  self.resyncing = true
+  self.batch = nil
+  local status
+  local conn = self.agent.conn
+  conn:request("open", { path = self.path, keep = self.options.keep ~= "agent" and "buffer" or nil }, function(err, result)
+    status = { err = err, result = result }
+  end)
+  conn:request("read", { path = self.path }, function(err, result)
+    self.resyncing = false
+    if self.is_stopped then return end
+    err = status.err or err
+    if err then return self:refused(err) end
+    self:adopt(result, status.result)
+  end)
+end
+
+function Session:refused(err)
+  local reason = type(err.data) == "table" and err.data.reason or nil
+  if reason == "tooLarge" then
+    return self:give_up("it is larger than the agent's limits.maxFileBytes; Neovim saves it itself", "info")
+  end
+  if not self.agent:is_connected() then return end
+  self:give_up("the agent refused to open it: " .. tostring(err.message))
+end
+
+function Session:adopt(answer, status)
+  if answer.contentBase64 then
+    return self:give_up("it is not UTF-8 text; Neovim saves it itself", "info")
+  end
+  local theirs = answer.content or ""
+  self.exists = answer.exists ~= false
+  local ours = text.of_buffer(self.buf)
+  local base = self:base_text()
+  local target = text.merge(base, ours, theirs)
+  local copy
+  if not target then
+    -- Both changed the same lines while an edit was on its way: the buffer keeps what the person
+    -- sees, the agent's version is copied aside.
+    target = ours
+    copy = self.agent:keep_aside(self.path, theirs)
+  end
+  self.revision = answer.revision
+  if target ~= ours then self:show(ours, target) end
+  if self:follows_bytes(theirs) and self:follows_bytes(target) then
+    self.mode = "bytes"
+    self.shadow = vim.split(theirs, "\n", { plain = true })
+  else
+    self.mode = "diff"
+    self.shadow = theirs
+  end
+  if copy then
+    self.agent:conflict({ path = self.path, kind = "overlap", kept = "buffer", copy = copy })
+  end
+  if target == theirs and self.exists and status and not status.dirty then
+    vim.bo[self.buf].modified = false
+  end
+  self:flush()
+  if self.mode == "bytes" and target ~= theirs then
+    self:send(text.edit(theirs, target), { after_lines = target })
+  end
+end
+
+-- Changes the buffer from `from` to `to` hunk by hunk, bottom up, as one undo step of its own:
+-- lines nobody changed keep their marks, folds and the cursor.
+function Session:show(from, to)
+  local buf = self.buf
+  local hunks = text.hunks(from, to)
+  local format = vim.bo[buf].fileformat
+  self.applying = true
+  local ok, err = pcall(function()
+    -- Closes the person's undo step: this change gets one of its own.
+    vim.bo[buf].undolevels = vim.bo[buf].undolevels
+    for i = #hunks, 1, -1 do
+      local h = hunks[i]
+      local lines = {}
+      for j, line in ipairs(h.lines) do
+        line = line:gsub("\n$", "")
+        if format == "dos" then line = line:gsub("\r$", "") end
+        lines[j] = line
+      end
+      -- An empty file is one empty line to Neovim: its first lines replace that one.
+      local last = from == "" and -1 or h.last
+      vim.api.nvim_buf_set_lines(buf, h.first, last, false, lines)
+    end
+    local ends = to == "" or to:sub(-1) == "\n" or to:sub(-1) == "\r"
+    if vim.bo[buf].endofline ~= ends then vim.bo[buf].endofline = ends end
+  end)
+  self.applying = false
+  if not ok then vim.notify("autosave: could not show the agent's change: " .. tostring(err), vim.log.levels.ERROR) end
+end
+
+-- Stops following this buffer (Neovim writes it itself from now on), saying why.
+function Session:give_up(why, level)
+  self:stop()
+  self.agent:forget(self, why, level)
+end
+
+function Session:stop()
+  self.is_stopped = true
+  self.batch = nil
+end
+
+return M
