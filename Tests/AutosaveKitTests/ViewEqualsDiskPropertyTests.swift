@@ -219,8 +219,10 @@ final class TreeScenario: @unchecked Sendable {
             openBuffer(name)
         case 20:
             try? await harness.workspace.save([name])
-            // A new name saved has a file of its own from now on.
-            if buffers[name] == .noFile, harness.project.exists(name) {
+            // A new name saved, or one whose file was removed and is written again, has a file
+            // of its own from now on (a rename of it takes the buffer along).
+            let isClean = await harness.workspace.status().contains { $0.path == name && !$0.isDirty }
+            if buffers[name] == .noFile || buffers[name] == .goneFile, isClean, harness.project.exists(name) {
                 buffers[name] = .file
                 files.insert(name)
             }
