@@ -39,11 +39,16 @@ run: build
 
 # The whole suite: unit tests on real temp directories and end-to-end tests of the binary.
 # Overflow tests flood the inotify queue that every watcher of a process shares, so they run
-# in a second process, one at a time.
+# in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
+# its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
 	$(SWIFT) test --skip-build --no-parallel --filter OverflowTests
+	$(call need,nvim:neovim)
+	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
+	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
 
 # The release binary, shell completions for bash and zsh, and the systemd user unit.
 install: deps

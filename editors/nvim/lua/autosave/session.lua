@@ -41,8 +41,9 @@ end
 -- Whether `content` can be followed edit by edit from `on_bytes`: every line ends in the buffer's
 -- line break and there is no other "\r" (the agent counts a lone "\r" as a line break too).
 function Session:follows_bytes(content)
-  if not vim.bo[self.buf].endofline or not self.exists then return false end
-  if content ~= "" and content:sub(-1) ~= "\n" then return false end
+  -- Neovim reports no line break for the first line typed into an empty buffer, yet writes one.
+  if content == "" or not vim.bo[self.buf].endofline or not self.exists then return false end
+  if content:sub(-1) ~= "\n" then return false end
   local format = vim.bo[self.buf].fileformat
   if format == "unix" then return not content:find("\r", 1, true) end
   if format == "dos" then
@@ -69,31 +70,31 @@ end
 function Session:changed(sr, sc, oer, oec, ner, nec)
   if self.is_stopped then return true end
   if self.applying then return end
+  if not self.agent:is_connected() then
+    -- Whatever is typed meanwhile is in the buffer: the resync on reconnecting sends it.
+    self.needs_resync = true
+    return
+  end
   if self.mode == "bytes" and not self.needs_resync and not self.resyncing then
-    local new = ""
-    if ner > 0 or nec > 0 then new = range_text(self.buf, sr, sc, sr + ner, ner == 0 and sc + nec or nec) end
-    if line_break(self.buf) == "\r\n" then
-      new = new:gsub("\n", "\r\n")
-    elseif new:find("\r", 1, true) then
-      -- A "\r" typed into a "\n" file: the agent sees a line break there; follow by texts.
-      self.needs_resync = true
-    end
-    if not self.needs_resync then self:record(sr, sc, oer, oec, ner, new) end
+    self:record(sr, sc, oer, oec, ner, nec)
   end
   self:schedule()
 end
 
 -- Adds one change to this turn's batch: kept as it is when it stays alone, else as whole lines.
-function Session:record(sr, sc, oer, oec, ner, new)
+-- Only where it is: the text is read when the batch is sent (`:substitute` reports a change
+-- before the line holds it).
+function Session:record(sr, sc, oer, oec, ner, nec)
   local er, ec = sr + oer, oer == 0 and sc + oec or oec
   local batch = self.batch
   if not batch then
-    batch = { count = 0, lo = sr, hi = er, delta = 0, lines = vim.api.nvim_buf_line_count(self.buf) - (ner - oer) }
+    -- Not the buffer's line count now: `:substitute` reports its changes on a copy of the line.
+    batch = { count = 0, lo = sr, hi = er, delta = 0, lines = self.line_count }
     self.batch = batch
   end
   batch.count = batch.count + 1
   if batch.count == 1 then
-    batch.single = { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec }, text = new }
+    batch.single = { sr = sr, sc = sc, er = er, ec = ec, ner = ner, nec = nec }
   end
   -- Rows before `lo` are where they were; rows after the batch's lines moved by `delta`.
   batch.lo = math.min(batch.lo, sr)
@@ -120,22 +121,48 @@ function Session:flush()
     if not self.exists then return self:send_write(now) end
     return self:send(text.edit(self.shadow, now), { after = now })
   end
+  if vim.api.nvim_buf_line_count(self.buf) == 1 and text.of_buffer(self.buf) == "" then
+    -- Emptied (every line deleted, or an undo back to an empty file): Neovim writes no line
+    -- break, yet counts one in its bytes, and may not report the change at all.
+    self.mode, self.shadow, self.batch = "diff", table.concat(self.shadow, "\n"), nil
+    return self:flush()
+  end
   local batch = self.batch
   if not batch then return end
   self.batch = nil
-  if batch.count == 1 then
-    local e = batch.single
-    return self:send(e, { splice = { e.start.line, e.start.character, e["end"].line, e["end"].character, e.text } })
+  local expected = batch.lines + batch.delta
+  self.line_count = vim.api.nvim_buf_line_count(self.buf)
+  if self.line_count ~= expected then
+    -- Neovim reported changes it did not make as such (`:s/\n\n/\r/` on the last line says it
+    -- joined a line it kept): the texts decide.
+    return self:resync()
   end
-  -- Several changes: the lines they touched, as they are now, replace those lines as they were.
-  local hi = math.min(batch.hi, batch.lines - 1)
-  local now_hi = batch.hi >= batch.lines and vim.api.nvim_buf_line_count(self.buf) - 1 or hi + batch.delta
-  local lines = vim.api.nvim_buf_get_lines(self.buf, batch.lo, now_hi + 1, false)
-  if text.of_buffer(self.buf) == "" then lines = {} end
   local nl = line_break(self.buf)
-  local new = #lines > 0 and table.concat(lines, nl) .. nl or ""
-  local e = { start = { line = batch.lo, character = 0 }, ["end"] = { line = hi + 1, character = 0 }, text = new }
-  self:send(e, { splice = { batch.lo, 0, hi + 1, 0, new } })
+  local sr, sc, er, ec, new
+  if batch.count == 1 then
+    local one = batch.single
+    sr, sc, er, ec = one.sr, one.sc, one.er, one.ec
+    new = ""
+    if one.ner > 0 or one.nec > 0 then
+      new = range_text(self.buf, sr, sc, sr + one.ner, one.ner == 0 and sc + one.nec or one.nec)
+    end
+  else
+    -- Several changes: the lines they touched, as they are now, replace those lines as they were.
+    local hi = math.min(batch.hi, batch.lines - 1)
+    local now_hi = batch.hi >= batch.lines and vim.api.nvim_buf_line_count(self.buf) - 1 or hi + batch.delta
+    local lines = vim.api.nvim_buf_get_lines(self.buf, batch.lo, now_hi + 1, false)
+    if text.of_buffer(self.buf) == "" then lines = {} end
+    sr, sc, er, ec = batch.lo, 0, hi + 1, 0
+    new = #lines > 0 and table.concat(lines, "\n") .. "\n" or ""
+  end
+  if nl == "\r\n" then
+    new = new:gsub("\n", "\r\n")
+  elseif new:find("\r", 1, true) then
+    -- A "\r" typed into a "\n" file: the agent sees a line break there; follow by texts.
+    return self:resync()
+  end
+  local e = { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec }, text = new }
+  self:send(e, { splice = { sr, sc, er, ec, new } })
 end
 
 -- Replaces [start, end) of the shadow's lines (0-based rows, byte columns) with `new`.
@@ -193,8 +220,35 @@ function Session:answered(err, result, change)
     else
       splice(self.shadow, unpack(change.splice))
     end
+    self:choose_mode()
   end
   self:flush()
+end
+
+-- Follows edit by edit when the text allows it, by texts otherwise (see the top of this file).
+-- Looked at again after each edit: a file emptied, or given its first line, changes what fits.
+function Session:choose_mode()
+  if self.mode == "bytes" then
+    if #self.shadow == 1 and self.shadow[1] == "" then
+      self.mode, self.shadow, self.batch = "diff", "", nil
+    end
+  elseif self.shadow ~= "" and not self.batch and self:follows_bytes(self.shadow)
+    and text.of_buffer(self.buf) == self.shadow then
+    self.mode = "bytes"
+    self.shadow = vim.split(self.shadow, "\n", { plain = true })
+    self.line_count = vim.api.nvim_buf_line_count(self.buf)
+  end
+end
+
+-- Whether the agent's text, `bytes` long at the buffer's revision, can be the buffer's: a cheap
+-- check (no copy of the text) that Neovim's reports of its changes added up.
+function Session:agrees_in_size(bytes)
+  local buf = self.buf
+  local count = vim.api.nvim_buf_line_count(buf)
+  if count == 1 then return #text.of_buffer(buf) == bytes end
+  local size = vim.api.nvim_buf_get_offset(buf, count)
+  if vim.bo[buf].fileformat == "dos" then size = size + (vim.bo[buf].endofline and count or count - 1) end
+  return size == bytes
 end
 
 -- Whether nothing typed is waiting to reach the agent.
@@ -242,9 +296,14 @@ function Session:adopt(answer, status)
   end
   local theirs = answer.content or ""
   self.exists = answer.exists ~= false
+  self.path = answer.path or self.path
   local ours = text.of_buffer(self.buf)
   local base = self:base_text()
   local target = text.merge(base, ours, theirs)
+  if self.takes_theirs then
+    self.takes_theirs = false
+    target = theirs
+  end
   local copy
   if not target then
     -- Both changed the same lines while an edit was on its way: the buffer keeps what the person
@@ -257,6 +316,7 @@ function Session:adopt(answer, status)
   if self:follows_bytes(theirs) and self:follows_bytes(target) then
     self.mode = "bytes"
     self.shadow = vim.split(theirs, "\n", { plain = true })
+    self.line_count = vim.api.nvim_buf_line_count(self.buf)
   else
     self.mode = "diff"
     self.shadow = theirs

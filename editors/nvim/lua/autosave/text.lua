@@ -3,12 +3,14 @@
 local M = {}
 
 -- The buffer's text as a file: its lines joined by the file format's line break, with one at the
--- end when 'endofline' says the file has it. An empty buffer is an empty file.
+-- end when 'endofline' says the file has it. An empty buffer (read from an empty file, or emptied
+-- by deleting every line) is an empty file, which one empty line is not: only the byte count
+-- Neovim would write tells them apart.
 function M.of_buffer(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   if #lines == 1 and lines[1] == "" and vim.api.nvim_buf_call(buf, function()
-    return vim.fn.line2byte(vim.fn.line("$") + 1)
-  end) == -1 then
+    return vim.fn.wordcount().bytes
+  end) == 0 then
     return ""
   end
   local format = vim.bo[buf].fileformat

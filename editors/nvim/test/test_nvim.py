@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""The Neovim plugin with the real editor and the real agent.
+
+Each test starts `autosave run` on a temporary project and a headless Neovim (`nvim --embed
+--clean`, the plugin on 'runtimepath'), drives Neovim through its own RPC (pynvim) as a person
+would type, and looks at the files, the agent's log and Neovim's buffer. Waits are on conditions
+with generous timeouts, never bare sleeps.
+
+    AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import warnings
+
+import pynvim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGIN = os.path.dirname(HERE)
+BINARY = os.path.abspath(os.environ.get("AUTOSAVE_BINARY", ".build/debug/autosave"))
+TIMEOUT = 20.0
+
+
+def wait_for(condition, what, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)
+
+
+class Agent:
+    """`autosave run` on `root`, logging JSON lines to a file."""
+
+    def __init__(self, root, config):
+        self.root = root
+        with open(os.path.join(root, "autosave.json"), "w") as f:
+            json.dump(config, f)
+        self.log_path = os.path.join(os.path.dirname(root), "agent.log")
+        self.start()
+
+    def start(self):
+        self.log_file = open(self.log_path, "a")
+        self.offset = os.path.getsize(self.log_path)
+        self.process = subprocess.Popen(
+            [BINARY, "run", self.root, "--log-format", "json"], stdout=subprocess.DEVNULL, stderr=self.log_file)
+        wait_for(lambda: self.events("ready"), "the agent's ready line")
+
+    def lines(self):
+        with open(self.log_path) as f:
+            f.seek(self.offset)
+            return [json.loads(line) for line in f if line.startswith("{")]
+
+    def events(self, name):
+        return [line for line in self.lines() if line.get("event") == name]
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.log_file.close()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=30)
+        self.log_file.close()
+
+
+class Client:
+    """A plain JSON-RPC client of the agent's socket, to look at its buffers from outside."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rb")
+        self.next_id = 0
+
+    def call(self, method, **params):
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.sock.sendall(line.encode() + b"\n")
+        answer = json.loads(self.file.readline())
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer["result"]
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+
+class PluginTestCase(unittest.TestCase):
+    config = {"autosave": {"delayMs": 300, "maxDelayMs": 2000}}
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix="autosave-nvim-")
+        self.root = os.path.join(self.home, "project")
+        os.mkdir(self.root)
+        self.agent = None
+
+    def tearDown(self):
+        if getattr(self, "nvim", None) is not None:
+            try:
+                self.nvim.command("qa!")
+            except Exception:
+                pass
+            self.nvim.close()
+        if self.agent:
+            self.agent.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    # -- the project, the agent, the editor
+
+    def write(self, name, data):
+        with open(os.path.join(self.root, name), "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+
+    def read(self, name):
+        with open(os.path.join(self.root, name), "rb") as f:
+            return f.read()
+
+    def start_agent(self, **extra):
+        config = json.loads(json.dumps(self.config))
+        for key, value in extra.items():
+            config.setdefault(key, {}).update(value)
+        self.agent = Agent(self.root, config)
+
+    def start_nvim(self):
+        env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.home, "data"), XDG_STATE_HOME=os.path.join(self.home, "state"))
+        env.pop("AUTOSAVE_SOCKET", None)
+        self.nvim = pynvim.attach("child", argv=[
+            "nvim", "--embed", "--headless", "--clean", "-n", "--cmd", "set rtp^=" + PLUGIN,
+            "--cmd", "cd " + self.root,
+        ])
+        # Every message the plugin gives, kept for the tests to read.
+        self.nvim.exec_lua("""
+            _G.notes = {}
+            vim.notify = function(message, level) table.insert(_G.notes, {message = message, level = level or 2}) end
+        """)
+        del env
+
+    def edit(self, name):
+        self.nvim.command("edit " + os.path.join(self.root, name))
+        wait_for(lambda: self.status().get("revision") is not None, f"{name} attached")
+
+    def status(self):
+        return self.nvim.exec_lua("return require('autosave').status(0)")
+
+    def keys(self, keys):
+        """Types `keys` as a person would (executed at once, like typeahead)."""
+        self.nvim.feedkeys(self.nvim.replace_termcodes(keys, True, False, True), "xt", False)
+
+    def lines(self):
+        return self.nvim.current.buffer[:]
+
+    def modified(self):
+        return self.nvim.current.buffer.options["modified"]
+
+    def notes(self, level=None):
+        notes = self.nvim.exec_lua("return _G.notes")
+        return [n["message"] for n in notes if level is None or n["level"] == level]
+
+    def settled(self):
+        wait_for(lambda: self.status().get("settled"), "the plugin's edits to reach the agent")
+
+
+class TypingTests(PluginTestCase):
+    def test_typing_reaches_the_file_after_the_window_and_clears_modified(self):
+        self.write("notes.txt", "one\ntwo\nthree\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.keys("jA and a half<Esc>")
+        self.keys("Gofour<Esc>")
+        self.assertTrue(self.modified())
+        wait_for(lambda: self.read("notes.txt") == b"one\ntwo and a half\nthree\nfour\n", "the autosave")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved")
+        self.assertEqual([e["revision"] for e in self.agent.events("saved")][-1:], [self.status()["revision"]])
+
+    def test_w_is_durable_when_it_returns(self):
+        self.write("notes.txt", "one\n")
+        # A window far longer than the test: only :w can have written the file.
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.keys("Atwo<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("notes.txt"), b"onetwo\n")
+        self.assertFalse(self.modified())
+        self.assertTrue(self.agent.events("saved"))
+
+    def test_multibyte_text_and_crlf_files_round_trip_byte_for_byte(self):
+        original = "héllo wörld 😀\r\nzweite Zeile\r\n".encode()
+        self.write("crlf.txt", original)
+        self.write("utf8.txt", "日本語のテキスト\nλ → μ\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("crlf.txt")
+        self.assertEqual(self.nvim.current.buffer.options["fileformat"], "dos")
+        self.keys("fwcwWÖRLD<Esc>")
+        self.keys("jo→ drei 😀<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("crlf.txt"), "héllo WÖRLD 😀\r\nzweite Zeile\r\n→ drei 😀\r\n".encode())
+        self.edit("utf8.txt")
+        self.keys("f語a!<Esc>")
+        self.keys("j0x")
+        self.nvim.command("write")
+        self.assertEqual(self.read("utf8.txt"), "日本語!のテキスト\n → μ\n".encode())
+
+    def test_a_file_with_no_final_line_break_keeps_none(self):
+        self.write("bare.txt", b"first\nlast")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("bare.txt")
+        self.keys("GAing<Esc>")
+        self.keys("ggdd")
+        self.nvim.command("write")
+        self.assertEqual(self.read("bare.txt"), b"lasting")
+
+    def test_a_new_file_is_created_by_the_agent(self):
+        self.start_agent()
+        self.start_nvim()
+        self.edit("new.txt")
+        self.keys("ifresh<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("new.txt"), b"fresh\n")
+
+
+class ExternalChangeTests(PluginTestCase):
+    def test_sed_on_another_line_arrives_in_the_buffer_as_its_own_undo_step(self):
+        self.write("code.txt", "".join(f"line {i}\n" for i in range(1, 11)))
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("code.txt")
+        self.keys("3GA mine<Esc>")
+        self.settled()
+        self.nvim.current.window.cursor = (3, 2)
+        subprocess.run(["sed", "-i", "s/^line 8$/line eight/", os.path.join(self.root, "code.txt")], check=True)
+        wait_for(lambda: "line eight" in self.lines(), "sed's change in the Neovim buffer")
+        self.assertEqual(self.lines()[2], "line 3 mine", "the unsaved edit stays")
+        self.assertEqual(self.nvim.current.window.cursor, [3, 2], "the cursor did not move")
+        self.assertTrue(self.agent.events("merged"))
+        self.keys("u")
+        self.assertEqual(self.lines()[7], "line 8", "one u undoes the external change")
+        self.assertEqual(self.lines()[2], "line 3 mine", "and only it")
+
+    def test_a_change_landing_while_you_type_is_its_own_undo_step(self):
+        self.write("code.txt", "alpha\nbeta\ngamma\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("code.txt")
+        self.nvim.input("Ahello")  # still in insert mode
+        wait_for(lambda: self.lines()[0] == "alphahello", "the typing")
+        self.settled()
+        subprocess.run(["sed", "-i", "s/^gamma$/GAMMA/", os.path.join(self.root, "code.txt")], check=True)
+        wait_for(lambda: "GAMMA" in self.lines(), "sed's change while in insert mode")
+        self.assertEqual(self.nvim.api.get_mode()["mode"], "i")
+        self.nvim.input("<Esc>")
+        wait_for(lambda: self.nvim.api.get_mode()["mode"] == "n", "normal mode")
+        self.keys("u")
+        self.assertEqual(self.lines(), ["alphahello", "beta", "gamma"], "u undid sed's change, not the typing")
+
+    def test_a_clean_buffer_reloads_with_the_smallest_change(self):
+        self.write("code.txt", "a\nb\nc\nd\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("code.txt")
+        self.nvim.command("4mark z")
+        self.write("code.txt", "a\nB\nc\nd\n")
+        wait_for(lambda: self.lines() == ["a", "B", "c", "d"], "the reload")
+        self.assertEqual(self.nvim.current.buffer.mark("z"), [4, 0], "a mark on an untouched line stays")
+        wait_for(lambda: not self.modified(), "'modified' clear: the agent's buffer is clean")
+
+    def test_an_overlapping_change_keeps_your_text_and_copies_the_disks(self):
+        self.write("notes.txt", "shared line\nother\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.keys("A by me<Esc>")
+        self.settled()
+        self.write("notes.txt", "shared line by them\nother\n")
+        conflict = wait_for(lambda: self.agent.events("conflict"), "the conflict")[0]
+        self.assertEqual(conflict["kept"], "buffer")
+        with open(os.path.join(self.root, conflict["copy"]), "rb") as f:
+            self.assertEqual(f.read(), b"shared line by them\nother\n")
+        wait_for(lambda: self.notes(3), "the warning")
+        warnings = self.notes(3)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn(conflict["copy"].split("/")[-1], warnings[0])
+        self.assertEqual(self.lines(), ["shared line by me", "other"])
+        self.nvim.command("write")
+        self.assertEqual(self.read("notes.txt"), b"shared line by me\nother\n")
+        self.nvim.command("AutosaveConflicts")
+        self.assertEqual(len(self.nvim.eval("getqflist()")), 1)
+
+
+class PropertyTests(PluginTestCase):
+    """Random editing, searching for a buffer and an agent that disagree."""
+
+    seed = int(os.environ.get("AUTOSAVE_NVIM_SEED", "20261125"))
+    commands = [
+        "x", "3x", "dd", "2dd", "yyp", "J", "3J", "gUU", ">>", "<<", "~", "u", "<C-r>", "xp", "ddp", "O<Esc>",
+        "o<Esc>", "Anew é<Esc>", "I😀 <Esc>", "cwword<Esc>", "D", "C→<Esc>", "Go<Esc>", "ggdG", "P", "p",
+        ":%s/a/AA/g<CR>", ":%s/\\n\\n/\\r/<CR>", ":g/x/d<CR>", ":2,4j<CR>", ":sort<CR>", ":%s/$/;/<CR>",
+        "rX", "3rY", "i<CR><Esc>", "A<CR><CR><Esc>", ":1,3>><CR>", "vjd", "vj>", "<C-v>jIcol<Esc>",
+    ]
+
+    def texts(self, random):
+        pieces = ["alpha", "beta", "é", "x", "日本", "a a", "", " ", "😀", "tab\t"]
+        lines = ["".join(random.choice(pieces) for _ in range(random.randint(0, 4))) for _ in range(random.randint(0, 8))]
+        return lines
+
+    def check_agrees(self, client, name, context):
+        try:
+            self.settled()
+        except AssertionError as error:
+            state = self.nvim.exec_lua("""local s = require('autosave').session(0)
+                return {shadow = s:base_text(), buffer = require('autosave.text').of_buffer(0), in_flight = s.in_flight,
+                    batch = s.batch ~= nil, needs_resync = s.needs_resync, resyncing = s.resyncing, mode = s.mode}""")
+            raise AssertionError(f"{error}; {context}; plugin: {self.status()}, {state}; messages: {self.notes()}") from None
+        ours = self.nvim.exec_lua("return require('autosave.text').of_buffer(0)")
+        theirs = client.call("read", path=name).get("content", "")
+        if isinstance(ours, bytes):
+            ours = ours.decode()
+        self.assertEqual(theirs, ours, f"{context}; plugin: {self.status()}; messages: {self.notes()} {self.nvim.command_output('messages')}")
+
+    def run_editing(self, name, content, steps):
+        rng = random.Random(self.seed + len(name))
+        self.write(name, content)
+        self.edit(name)
+        client = Client(os.path.join(self.root, ".autosave", "agent.sock"))
+        try:
+            done = []
+            for step in range(steps):
+                line = rng.randint(1, max(1, len(self.lines())))
+                command = rng.choice(self.commands)
+                done.append(f"{line}G{command}")
+                try:
+                    self.keys(f"{line}G")
+                    self.keys(command)
+                except pynvim.NvimError:
+                    pass  # an Ex command with nothing to do (no match): Neovim says so, nothing changed
+                self.check_agrees(client, name, f"seed {self.seed}, after {done}")
+        finally:
+            client.close()
+
+    def test_random_editing_keeps_the_agent_equal_to_the_buffer(self):
+        rng = random.Random(self.seed)
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        lines = self.texts(rng)
+        self.run_editing("lf.txt", "".join(line + "\n" for line in lines), 80)
+        self.run_editing("crlf.txt", "".join(line + "\r\n" for line in lines) or "a\r\n", 40)
+        self.run_editing("bare.txt", "\n".join(lines) + "end", 40)
+
+    def test_the_texts_diff_edit_placed_by_the_agent_gives_the_new_text(self):
+        rng = random.Random(self.seed)
+        self.start_agent()
+        self.start_nvim()
+        client = Client(os.path.join(self.root, ".autosave", "agent.sock"))
+        alphabet = ["a", "b", "\n", "\r", "\r\n", "é", "😀", "日"]
+        for case in range(200):
+            a = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+            b = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) if rng.random() < 0.3 else \
+                a[:rng.randint(0, len(a))] + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) + a[rng.randint(0, len(a)):]
+            edit = self.nvim.exec_lua("return require('autosave.text').edit(...)", a, b)
+            name = f"case{case}.txt"
+            client.call("write", path=name, content=a)
+            if edit is not None:
+                client.call("edit", path=name, positionEncoding="utf-8", edits=[edit])
+            self.assertEqual(client.call("read", path=name).get("content", ""), b, f"{a!r} -> {b!r}: {edit}")
+        client.close()
+
+
+    def test_keep_agent_lets_the_agents_configuration_decide(self):
+        self.write("notes.txt", "shared line\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.nvim.exec_lua("require('autosave').setup({ keep = 'agent' })")
+        self.edit("notes.txt")
+        self.keys("A by me<Esc>")
+        self.settled()
+        self.write("notes.txt", "shared line by them\n")
+        conflict = wait_for(lambda: self.agent.events("conflict"), "the conflict")[0]
+        self.assertEqual(conflict["kept"], "disk", "conflicts.keep's default")
+        wait_for(lambda: self.lines() == ["shared line by them"], "the disk's version in the buffer")
+        with open(os.path.join(self.root, conflict["copy"]), "rb") as f:
+            self.assertEqual(f.read(), b"shared line by me\n")
+        self.assertEqual(len(self.notes(3)), 1, self.notes())
+        self.settled()
+        self.assertEqual(self.read("notes.txt"), b"shared line by them\n", "nothing sent back over it")
+
+
+class AgentLifeTests(PluginTestCase):
+    def test_the_agent_killed_and_restarted_loses_nothing_typed(self):
+        self.write("notes.txt", "start\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.keys("Abefore<Esc>")
+        self.settled()
+        self.agent.kill()
+        wait_for(lambda: any("lost the agent" in n for n in self.notes()), "the notice that the agent went")
+        self.keys("owhile away<Esc>")
+        self.agent.start()
+        wait_for(lambda: self.status().get("connected") and self.status().get("settled"), "the plugin to attach again")
+        self.keys("oafter<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("notes.txt"), b"startbefore\nwhile away\nafter\n")
+        self.assertEqual(len([n for n in self.notes() if "lost the agent" in n]), 1, "told once")
+
+    def test_no_agent_leaves_neovims_writing_alone_and_says_so_once(self):
+        self.write("a.txt", "a\n")
+        self.write("b.txt", "b\n")
+        self.start_nvim()
+        self.nvim.command("edit " + os.path.join(self.root, "a.txt"))
+        self.nvim.command("edit " + os.path.join(self.root, "b.txt"))
+        self.keys("Ax<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("b.txt"), b"bx\n")
+        self.assertEqual(len([n for n in self.notes() if "no agent" in n]), 1)
+        self.assertFalse(self.status()["attached"])
+        # An agent appears: the buffers attach by themselves.
+        self.start_agent()
+        wait_for(lambda: self.status().get("connected") and self.status().get("revision") is not None, "the attach")
+        self.keys("Ay<Esc>")
+        wait_for(lambda: self.read("b.txt") == b"bxy\n", "the autosave")
+
+    def test_a_file_over_the_agents_limit_is_left_to_neovim(self):
+        self.write("big.txt", "x" * 2000 + "\n")
+        self.start_agent(limits={"maxFileBytes": 1024})
+        self.start_nvim()
+        self.nvim.command("edit " + os.path.join(self.root, "big.txt"))
+        wait_for(lambda: any("maxFileBytes" in n for n in self.notes()), "the message")
+        self.assertFalse(self.status()["attached"])
+        self.keys("Ay<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("big.txt"), b"x" * 2000 + b"y\n")
+
+
+if __name__ == "__main__":
+    # pynvim leaves its child's pipes to the garbage collector.
+    warnings.simplefilter("ignore", ResourceWarning)
+    unittest.main(verbosity=2)
