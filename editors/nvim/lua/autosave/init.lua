@@ -401,13 +401,13 @@ function M.show_status()
   end
   local state
   if info.dirty then
-    state = "unsaved" .. (info.pending_save_ms and (", saved in " .. info.pending_save_ms .. " ms") or "")
+    state = info.pending_save_ms and ("saving in " .. info.pending_save_ms .. " ms") or "unsaved"
   else
     state = "saved"
   end
-  vim.api.nvim_echo({ { string.format("autosave: %s · revision %s · %s%s · agent %s", info.path,
-    tostring(info.agent_revision or info.revision), state, info.settled and "" or " · edits on their way",
-    info.socket) } }, false, {})
+  vim.api.nvim_echo({ { string.format("autosave: %s · revision %s · %s%s", info.path,
+    tostring(info.agent_revision or info.revision), state, info.settled and "" or " · edits on their way") } },
+    false, {})
 end
 
 -- The conflicts seen since Neovim started, in the quickfix list.
