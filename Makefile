@@ -8,6 +8,10 @@ PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libinotifytools0-dev zlib1g-dev
 
+# The official MCP SDK, the coding agents' client, in a venv of its own for the MCP tests.
+MCP_VENV = .build/mcp-venv
+MCP_SDK = mcp==2.3.0
+
 SOAK_MINUTES ?= 10
 FUZZ_SECONDS ?= 60
 
@@ -40,7 +44,8 @@ run: build
 # The whole suite: unit tests on real temp directories and end-to-end tests of the binary.
 # Overflow tests flood the inotify queue that every watcher of a process shares, so they run
 # in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
-# its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH).
+# its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then
+# `autosave mcp` driven by the official MCP Python SDK.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
@@ -49,6 +54,12 @@ test: deps
 	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
+	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema' 2>/dev/null || { \
+		echo "make: installing the MCP Python SDK ($(MCP_SDK)) into $(MCP_VENV)"; \
+		{ python3 -m venv $(MCP_VENV) || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq python3-venv && /usr/bin/python3 -m venv $(MCP_VENV); }; } && \
+		$(MCP_VENV)/bin/pip install -q '$(MCP_SDK)' jsonschema; }
+	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_mcp.py
 
 # The release binary, shell completions for bash and zsh, and the systemd user unit.
 install: deps

@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        // The Model Context Protocol's own Swift SDK: its types and server, our own stdio transport.
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk.git", exact: "0.12.1"),
     ],
     targets: [
         .systemLibrary(
@@ -59,11 +61,21 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        .target(
+            name: "AutosaveMCP",
+            dependencies: [
+                "AutosaveKit",
+                "AutosaveControl",
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "autosave",
             dependencies: [
                 "AutosaveKit",
                 "AutosaveControl",
+                "AutosaveMCP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -96,6 +108,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
+        .testTarget(name: "AutosaveMCPTests", dependencies: ["AutosaveMCP", "AutosaveKit"]),
     ]
 )
 

@@ -25,9 +25,11 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .write?:
             do {
                 let path = try await workspace.resolve(try params.string("path"))
+                let client = try params.clientName()
                 let edit = try await workspace.accept(
                     path, try params.content(), changeID: try params.optionalUUID("changeId"),
                     ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
+                workspace.announceEdit(of: path, revision: edit.revision, by: client)
                 return MethodOutcome(
                     result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
             } catch {
@@ -37,9 +39,11 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             do {
                 let path = try await workspace.resolve(try params.string("path"))
                 let encoding = try params.positionEncoding()
+                let client = try params.clientName()
                 let edit = try await workspace.acceptEdits(
                     path, try params.textEdits(), encoding: encoding,
                     changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
+                workspace.announceEdit(of: path, revision: edit.revision, by: client)
                 return MethodOutcome(
                     result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
             } catch {
@@ -90,7 +94,9 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 return Self.json(try await workspace.open(try params.string("path"), keep: try params.optionalConflictSide()))
             case .patch:
                 let check = try params.optionalBool("check") ?? false
+                let client = try params.clientName()
                 let files = try await workspace.applyPatch(try params.patchText(), check: check, ifRevision: try params.optionalInt("ifRevision"))
+                if !check { for file in files { workspace.announceEdit(of: file.path, revision: file.revision, by: client) } }
                 return .object([
                     member("files", .array(files.map { .object([member("path", .string($0.path)), member("revision", .number(String($0.revision)))]) })),
                     member("applied", .bool(!check)),
@@ -110,8 +116,10 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 return .object([member("closed", .bool(true))])
             case .remove:
                 let path = try await workspace.resolve(try params.string("path"))
+                let client = try params.clientName()
                 let revision = try await workspace.remove(
                     path, changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
+                workspace.announceEdit(of: path, revision: revision, by: client)
                 return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
             case .status:
                 let buffers = await workspace.status().map(Self.json)
@@ -208,6 +216,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .moved(let from, let to): return object("moved", [("from", .string(from)), ("to", .string(to))])
         case .paused(let reason): return object("paused", [("reason", .string(reason))])
         case .resumed(let reason): return object("resumed", [("reason", .string(reason))])
+        case .edited(let path, let revision, let client):
+            return object("edited", [("path", .string(path)), ("revision", number(revision)), ("client", .string(client))])
         }
     }
 }

@@ -85,6 +85,15 @@ struct RPCParams {
     }
 
     /// `positionEncoding`: `utf-8`, `utf-16` (the default, as in LSP) or `utf-32`.
+    /// `client`: the name a client gives its edits in `edited` events (`client` when not given).
+    func clientName() throws(RPCError) -> String {
+        guard let value = value("client"), value != .null else { return "client" }
+        guard case .string(let name) = value, !name.isEmpty, name.utf8.count <= 200 else {
+            throw .invalidParams("`client` must be a name (a non-empty string of at most 200 bytes), got \(value.jsonText)")
+        }
+        return name
+    }
+
     /// `keep` of `open`: which side keeps the path when edits overlap; nil when not given.
     func optionalConflictSide() throws(RPCError) -> ConflictSide? {
         guard let value = value("keep") else { return nil }

@@ -154,6 +154,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     // MARK: - Requests
 
+    /// Tells subscribers that `client` changed `path` (an accepted write, edit, patch or removal).
+    public nonisolated func announceEdit(of path: String, revision: Int, by client: String) {
+        broadcast.emit(.edited(path: path, revision: revision, client: client))
+    }
+
     /// Opens `path` (reading it, or an empty buffer for a new file) and returns its status.
     ///
     /// - Parameter keep: the side that keeps the path when this buffer's edits and the disk's

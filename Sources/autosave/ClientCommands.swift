@@ -24,6 +24,7 @@ struct WriteCommand: AsyncParsableCommand {
         }
         var params = [
             field("path", .string(ClientOptions.absolute(path))), field("changeId", .string(UUID().uuidString)),
+            field("client", .string("cli")),
         ]
         if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
         if parents { params.append(field("createParents", .bool(true))) }
@@ -141,7 +142,7 @@ struct RemoveCommand: AsyncParsableCommand {
     @OptionGroup var client: ClientOptions
     @Argument var path: String
     func run() async throws {
-        print(try await client.call(.remove, [field("path", .string(ClientOptions.absolute(path)))]).jsonText)
+        print(try await client.call(.remove, [field("path", .string(ClientOptions.absolute(path))), field("client", .string("cli"))]).jsonText)
     }
 }
 

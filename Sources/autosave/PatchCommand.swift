@@ -25,7 +25,7 @@ struct PatchCommand: AsyncParsableCommand {
             printError("cannot read \(file ?? "stdin"): \(error)")
             throw ExitStatus.failure
         }
-        var params = [field("check", .bool(check))]
+        var params = [field("check", .bool(check)), field("client", .string("cli"))]
         if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
         let answer = try await client.call(.patch, params, content: content).result
         for patched in answer["files"]?.arrayValue ?? [] {

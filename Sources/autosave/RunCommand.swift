@@ -29,25 +29,8 @@ struct RunCommand: AsyncParsableCommand {
         var resolved = try target.load()
         if let logFormat { resolved.configuration.log.format = logFormat }
         if let logLevel { resolved.configuration.log.level = logLevel }
-        let log = resolved.configuration.log
-        let logger = Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
-        let shutdown = ShutdownTrigger()
-        let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
-        let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment()) { workspace, listening in
-            // Worked out each time: the state directory may have been made again, or moved with
-            // the root, since.
-            let socketPath = SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root)
-            let server = ControlServer(
-                socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
-                requestShutdown: { shutdown.trigger() })
-            try await server.run(listening: listening)
-        }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [agent],
-                gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
-                logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
-        shutdown.group = group
+        let logger = Self.logger(for: resolved)
+        let (group, _) = Self.agentGroup(resolved, logger: logger)
         do {
             try await group.run()
         } catch is RootRemoved {
@@ -59,6 +42,43 @@ struct RunCommand: AsyncParsableCommand {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure
         }
+    }
+}
+
+extension RunCommand {
+    /// The agent's logger: to standard error, in the configured format and level.
+    static func logger(for resolved: ResolvedConfiguration) -> Logger {
+        let log = resolved.configuration.log
+        return Logger(label: "autosave") { _ in AgentLogHandler(level: log.level, format: log.format) }
+    }
+
+    /// The agent and its control server as a service group that SIGTERM, SIGINT and SIGHUP stop
+    /// gracefully (as a client's `stop` does); `listening` hears the socket's path once clients
+    /// can connect.
+    static func agentGroup(
+        _ resolved: ResolvedConfiguration, logger: Logger, listening: @escaping @Sendable (String) -> Void = { _ in }
+    ) -> (ServiceGroup, ShutdownTrigger) {
+        let shutdown = ShutdownTrigger()
+        let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
+        let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment()) { workspace, onListening in
+            // Worked out each time: the state directory may have been made again, or moved with
+            // the root, since.
+            let socketPath = SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root)
+            let server = ControlServer(
+                socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
+                requestShutdown: { shutdown.trigger() })
+            try await server.run(listening: { path in
+                onListening(path)
+                listening(path)
+            })
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [agent],
+                gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
+                logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        shutdown.group = group
+        return (group, shutdown)
     }
 }
 

@@ -21,4 +21,7 @@ public enum AgentEvent: Sendable, Equatable {
     case paused(reason: String)
     /// Autosaves run again.
     case resumed(reason: String)
+    /// A client's edit was taken into a buffer (`client`: the name it gave, else `client`), so
+    /// other clients (a coding agent, an editor) learn that someone changed the file under them.
+    case edited(path: String, revision: Int, client: String)
 }

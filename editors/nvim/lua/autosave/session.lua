@@ -185,14 +185,14 @@ end
 
 function Session:send(edit, change)
   self.in_flight = true
-  local params = { path = self.path, positionEncoding = "utf-8", edits = { edit }, ifRevision = self.revision }
+  local params = { path = self.path, positionEncoding = "utf-8", edits = { edit }, ifRevision = self.revision, client = "nvim" }
   self.agent.conn:request("edit", params, function(err, result) self:answered(err, result, change) end)
 end
 
 -- A new file's first content: a `write` (an edit needs a file to place it in).
 function Session:send_write(content)
   self.in_flight = true
-  local params = { path = self.path, content = content, ifRevision = self.revision }
+  local params = { path = self.path, content = content, ifRevision = self.revision, client = "nvim" }
   self.agent.conn:request("write", params, function(err, result)
     if not err then self.exists = true end
     self:answered(err, result, { after = content })
