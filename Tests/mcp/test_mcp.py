@@ -61,6 +61,10 @@ class MCPTestCase(unittest.TestCase):
         with open(os.path.join(self.root, name)) as f:
             return f.read()
 
+    def read_bytes(self, name):
+        with open(os.path.join(self.root, name), "rb") as f:
+            return f.read()
+
     def cli(self, *args, input=None):
         """The autosave CLI, run in the project, as a person's editor or shell would."""
         return subprocess.run([BINARY, *args], cwd=self.root, input=input, capture_output=True, text=True, timeout=30)
@@ -157,6 +161,26 @@ class ToolTests(MCPTestCase):
             failed, text = await self.call(session, "write_file", path="notes.txt", content="all mine\n", ifRevision=0)
             self.assertTrue(failed, text)
             self.assertEqual(self.cli("cat", "notes.txt").stdout, after)
+
+        self.run_session(body)
+
+    def test_paths_outside_the_project_and_stale_revisions_are_refused(self):
+        self.write("a.txt", "one\r\ntwo\r\n")
+
+        async def body(session):
+            for path in ["../outside.txt", "/etc/passwd", ".git/config", ".autosave/agent.lock"]:
+                failed, text = await self.call(session, "write_file", path=path, content="x\n")
+                self.assertTrue(failed, f"{path}: {text}")
+            self.assertFalse(os.path.exists(os.path.join(self.home, "outside.txt")))
+            # A revision this session never read: refused, naming the current one.
+            failed, text = await self.call(session, "edit_file", path="a.txt", old_string="one", new_string="1", ifRevision=7)
+            self.assertTrue(failed, text)
+            self.assertIn("revision 0, not 7", text)
+            # read_file shows lines without "\r"; an old_string of two lines still finds them in a CRLF file.
+            failed, text = await self.call(session, "edit_file", path="a.txt", old_string="one\ntwo", new_string="uno\ndos")
+            self.assertFalse(failed, text)
+            await self.call(session, "save")
+            self.assertEqual(self.read_bytes("a.txt"), b"uno\r\ndos\r\n")
 
         self.run_session(body)
 
