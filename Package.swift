@@ -17,8 +17,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
-        // The Model Context Protocol's own Swift SDK: its types and server, our own stdio transport.
-        .package(url: "https://github.com/modelcontextprotocol/swift-sdk.git", exact: "0.12.1"),
     ],
     targets: [
         .systemLibrary(
@@ -66,7 +64,6 @@ let package = Package(
             dependencies: [
                 "AutosaveKit",
                 "AutosaveControl",
-                .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -94,11 +94,13 @@ struct RPCParams {
         return name
     }
 
-    /// `keep` of `open`: which side keeps the path when edits overlap; nil when not given.
-    func optionalConflictSide() throws(RPCError) -> ConflictSide? {
+    /// `keep` of `open`: which side keeps the path when edits overlap; `.some(nil)` (`null`) for the
+    /// configuration's side again; nil when not given.
+    func optionalConflictSide() throws(RPCError) -> ConflictSide?? {
         guard let value = value("keep") else { return nil }
+        if value == .null { return .some(nil) }
         guard case .string(let name) = value, let side = ConflictSide(rawValue: name) else {
-            throw .invalidParams("`keep` must be one of \(ConflictSide.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.jsonText)")
+            throw .invalidParams("`keep` must be one of \(ConflictSide.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")) or null (the configuration's), got \(value.jsonText)")
         }
         return side
     }

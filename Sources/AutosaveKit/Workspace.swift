@@ -164,8 +164,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Parameter keep: the side that keeps the path when this buffer's edits and the disk's
     ///   overlap, for as long as the buffer is open (an editor that shows the buffer asks for
     ///   `.buffer`: what the person sees stays, the disk's version goes to the conflict copy);
-    ///   nil leaves it as it is (at first, `conflicts.keep`).
-    public func open(_ path: String, keep: ConflictSide? = nil) async throws(WorkspaceError) -> BufferStatus {
+    ///   `.some(nil)` gives it back to `conflicts.keep`; nil leaves it as it is.
+    public func open(_ path: String, keep: ConflictSide?? = nil) async throws(WorkspaceError) -> BufferStatus {
         let buffer = try await buffer(for: try normalize(path))
         if let keep { await buffer.keepOnConflict(keep) }
         return await buffer.status

@@ -1,7 +1,6 @@
 import AutosaveControl
 import AutosaveKit
 import Foundation
-import MCP
 
 /// One coding agent's session with the agent: its tool calls carried out as requests on the
 /// control socket, what it last saw of each file, and what others changed since.
@@ -25,7 +24,8 @@ actor CodingAgentSession {
 
     /// Names the session after the MCP client (`initialize`'s clientInfo).
     nonisolated func name(after client: String) {
-        changes.ownName = "mcp:" + client
+        // Unique per session: two sessions of one client see each other's edits as news.
+        changes.ownName = "mcp:\(client)#\(getpid())"
     }
 
     /// The name its edits carry in `edited` events.
@@ -53,8 +53,8 @@ actor CodingAgentSession {
         follower?.cancel()
     }
 
-    /// Carries out one tool call; a failure is a tool error the model reads (`isError`).
-    func call(_ tool: String, _ arguments: [String: Value]) async -> CallTool.Result {
+    /// Carries out one tool call: the text the model reads, and whether it is a failure (`isError`).
+    func call(_ tool: String, _ arguments: JSONValue?) async -> (text: String, isError: Bool) {
         let input = ToolInput(arguments)
         do {
             let text: String
@@ -67,17 +67,19 @@ actor CodingAgentSession {
             case "save": text = try await save(input)
             case "status": text = try await status()
             default:
-                throw ToolFailure("there is no tool \(tool); the tools are \(CodingAgentTools.all.map(\.name).joined(separator: ", "))")
+                throw ToolFailure("there is no tool \(tool); the tools are \(CodingAgentTools.names.joined(separator: ", "))")
             }
-            return CallTool.Result(content: [.text(text: text, annotations: nil, _meta: nil)], isError: false)
+            return (text, false)
+        } catch let failure as ToolFailure {
+            return (failure.message, true)
         } catch {
-            return CallTool.Result(content: [.text(text: error.message, annotations: nil, _meta: nil)], isError: true)
+            return ("\(error)", true)
         }
     }
 
     // MARK: - Tools
 
-    private func readFile(_ input: ToolInput) async throws(ToolFailure) -> String {
+    private func readFile(_ input: ToolInput) async throws -> String {
         let file = try await current(try input.string("path"))
         guard let bytes = file.text else {
             throw ToolFailure("\(file.path) does not exist (revision \(file.revision)); write_file creates it")
@@ -86,8 +88,12 @@ actor CodingAgentSession {
             throw ToolFailure("\(file.path) is not UTF-8 text (\(bytes.count) bytes); read_file shows text only")
         }
         views[file.path] = View(revision: file.revision, text: bytes)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if text.hasSuffix("\n") { lines.removeLast() }
+        // Split on the byte: Swift counts "\r\n" as one character, which is not "\n".
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
+        }
+        if bytes.last == UInt8(ascii: "\n") { lines.removeLast() }
+        _ = text
         let first = max(1, try input.integer("offset") ?? 1)
         let limit = max(1, try input.integer("limit") ?? 2000)
         let last = min(lines.count, first + limit - 1)
@@ -103,15 +109,15 @@ actor CodingAgentSession {
         return out + "(\(file.path) · revision \(file.revision) · \(shown)\(unsaved))"
     }
 
-    private func writeFile(_ input: ToolInput) async throws(ToolFailure) -> String {
+    private func writeFile(_ input: ToolInput) async throws -> String {
         let file = try await current(try input.string("path"))
         let content = Array(try input.string("content").utf8)
         let base = try baseView(of: file, ifRevision: try input.integer("ifRevision"))
         if base == nil, views[file.path] == nil, file.isDirty, file.text != nil {
             throw ToolFailure(
-                "\(file.path) was not written: it has unsaved edits (revision \(file.revision)) you have not seen; read_file it, then write_file again (your content is merged with those edits)")
+                "\(file.path) was not written: it has unsaved edits (revision \(file.revision)) you have not seen; read_file it, then write content that keeps them (write_file replaces the whole file), or use edit_file")
         }
-        if let base, base.revision != file.revision {
+        if let base, base.revision != file.revision || base.text != (file.text ?? []) {
             let merged = try merge(base: base, yours: content, file: file, yourLines: "the whole file")
             let revision = try await write(file.path, merged, ifRevision: file.revision)
             return "Wrote \(file.path): revision \(revision). " + mergedNote(base: base, file: file)
@@ -120,7 +126,7 @@ actor CodingAgentSession {
         return "Wrote \(file.path): \(content.count) bytes, revision \(revision)."
     }
 
-    private func editFile(_ input: ToolInput) async throws(ToolFailure) -> String {
+    private func editFile(_ input: ToolInput) async throws -> String {
         let file = try await current(try input.string("path"))
         guard let text = file.text else {
             throw ToolFailure("\(file.path) does not exist (revision \(file.revision)); write_file creates it")
@@ -141,7 +147,7 @@ actor CodingAgentSession {
             throw ToolFailure(Self.describe(error, path: file.path, revision: base.revision))
         }
         let lines = Self.lines(of: replacement.ranges, in: base.text)
-        if base.revision == file.revision {
+        if base.revision == file.revision, base.text == text {
             let edits: [JSONValue] = replacement.ranges.map { range in
                 .object([
                     field("start", Self.position(of: range.lowerBound, in: text)),
@@ -162,20 +168,26 @@ actor CodingAgentSession {
         return "Edited \(file.path) at \(lines) of revision \(base.revision): now revision \(revision). " + mergedNote(base: base, file: file)
     }
 
-    private func applyPatch(_ input: ToolInput) async throws(ToolFailure) -> String {
+    private func applyPatch(_ input: ToolInput) async throws -> String {
         let answer = try await request(.patch, [field("patch", .string(try input.string("patch"))), field("client", .string(clientName))])
         let files = answer["files"]?.arrayValue ?? []
         var out: [String] = []
         for file in files {
             guard let path = file["path"]?.stringValue else { continue }
-            out.append("\(path) → revision \(Self.revision(of: file))")
-            // What the model now knows of the file is the patched text: the base of its next edit.
-            if let now = try? await current(path), let text = now.text { views[now.path] = View(revision: now.revision, text: text) }
+            let revision = Self.revision(of: file)
+            out.append("\(path) → revision \(revision)")
+            // What the model now knows of the file is the patched text, the base of its next edit,
+            // unless someone changed it again since (then the model has not seen that).
+            if let now = try? await current(path), now.revision == revision, let text = now.text {
+                views[now.path] = View(revision: now.revision, text: text)
+            } else {
+                views[path] = nil
+            }
         }
         return "Applied the patch: " + out.joined(separator: ", ") + "."
     }
 
-    private func changesSince(_ input: ToolInput) throws(ToolFailure) -> String {
+    private func changesSince(_ input: ToolInput) throws -> String {
         let (entries, cursor, isIncomplete) = changes.entries(since: try input.integer("since"))
         var items: [JSONValue] = entries.map { entry in
             var fields = [field("path", .string(entry.path)), field("kind", .string(entry.kind)), field("who", .string(entry.who))]
@@ -184,21 +196,24 @@ actor CodingAgentSession {
             if let copy = entry.copy { fields.append(field("copy", .string(copy))) }
             return .object(fields)
         }
-        if items.count > 500 { items = Array(items.suffix(500)) }
+        let isCut = items.count > 500
+        if isCut { items = Array(items.suffix(500)) }
         var fields = [field("cursor", .number(String(cursor))), field("changes", .array(items))]
-        if isIncomplete { fields.append(field("note", .string("older changes were dropped; read_file what you rely on"))) }
+        if isIncomplete || isCut {
+            fields.append(field("note", .string("only the newest changes are listed; read_file what you rely on")))
+        }
         let following = changes.following
         if !following.isFollowing, let ending = following.ending { fields.append(field("warning", .string(ending))) }
         return JSONValue.object(fields).jsonText
     }
 
-    private func save(_ input: ToolInput) async throws(ToolFailure) -> String {
+    private func save(_ input: ToolInput) async throws -> String {
         let paths = try input.strings("paths")
         _ = try await request(.save, paths.map { [field("paths", .array($0.map { .string($0) }))] } ?? [field("all", .bool(true))])
         return paths.map { "Saved \($0.joined(separator: ", ")): on disk, durably." } ?? "Saved every file with unsaved edits: on disk, durably."
     }
 
-    private func status() async throws(ToolFailure) -> String {
+    private func status() async throws -> String {
         let answer = try await request(.status, [])
         let buffers = (answer["buffers"]?.arrayValue ?? []).map { buffer -> String in
             let dirty = buffer["dirty"] == .bool(true) ? "unsaved edits" : "saved"
@@ -212,7 +227,7 @@ actor CodingAgentSession {
 
     /// The view an edit is made from: the revision asked for (it must be the current one or one
     /// this session read), else the last one the model read when others changed the file since.
-    private func baseView(of file: CurrentFile, ifRevision: Int?) throws(ToolFailure) -> View? {
+    private func baseView(of file: CurrentFile, ifRevision: Int?) throws -> View? {
         let seen = views[file.path]
         if let ifRevision {
             if ifRevision == file.revision { return file.text.map { View(revision: file.revision, text: $0) } }
@@ -222,13 +237,14 @@ actor CodingAgentSession {
             }
             return seen
         }
-        if let seen, seen.revision != file.revision { return seen }
+        // Revisions start again when the agent restarts: the text must match too.
+        if let seen, seen.revision != file.revision || seen.text != (file.text ?? []) { return seen }
         return nil
     }
 
     /// Merges the model's text (made from `base`) with the file's; throws naming the lines that
     /// collide when both changed the same ones.
-    private func merge(base: View, yours: [UInt8], file: CurrentFile, yourLines: String) throws(ToolFailure) -> [UInt8] {
+    private func merge(base: View, yours: [UInt8], file: CurrentFile, yourLines: String) throws -> [UInt8] {
         switch LineMerge.merge(base: base.text, ours: file.text ?? [], theirs: yours) {
         case .merged(let merged): return merged
         case .conflict:
@@ -251,7 +267,7 @@ actor CodingAgentSession {
     }
 
     /// The file as the agent's buffer holds it now (opening it), with the path as the agent names it.
-    private func current(_ path: String) async throws(ToolFailure) -> CurrentFile {
+    private func current(_ path: String) async throws -> CurrentFile {
         let status = try await request(.open, [field("path", .string(path))])
         let answer: ControlAnswer
         do {
@@ -266,7 +282,7 @@ actor CodingAgentSession {
             text: exists ? (answer.content ?? []) : nil, isDirty: status["dirty"] == .bool(true))
     }
 
-    private func write(_ path: String, _ content: [UInt8], ifRevision: Int) async throws(ToolFailure) -> Int {
+    private func write(_ path: String, _ content: [UInt8], ifRevision: Int) async throws -> Int {
         // Text as text; anything else (a merge kept bytes that are not UTF-8) as base64, unchanged.
         let body = String(validating: content, as: UTF8.self).map { field("content", .string($0)) }
             ?? field("contentBase64", .string(Data(content).base64EncodedString()))
@@ -279,7 +295,7 @@ actor CodingAgentSession {
         return revision
     }
 
-    private func request(_ method: RPCMethod, _ params: [JSONMember]) async throws(ToolFailure) -> JSONValue {
+    private func request(_ method: RPCMethod, _ params: [JSONMember]) async throws -> JSONValue {
         do {
             let client = try await ControlClient(socketPath: socketPath)
             return try await client.call(method, params)

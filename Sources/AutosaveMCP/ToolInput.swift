@@ -1,5 +1,4 @@
 import AutosaveKit
-import MCP
 
 /// A tool's failure, as the model reads it: what was wrong, and what to do.
 struct ToolFailure: Error {
@@ -7,41 +6,43 @@ struct ToolFailure: Error {
     init(_ message: String) { self.message = message }
 }
 
-extension Error {
-    /// The message a model reads for this failure.
-    var message: String { (self as? ToolFailure)?.message ?? "\(self)" }
-}
-
 /// A tool call's arguments, read with errors that name the argument.
 struct ToolInput {
-    let arguments: [String: Value]
+    let arguments: JSONValue
 
-    init(_ arguments: [String: Value]) { self.arguments = arguments }
+    init(_ arguments: JSONValue?) { self.arguments = arguments ?? .object([]) }
 
-    func string(_ key: String) throws(ToolFailure) -> String {
-        guard let value = arguments[key], !value.isNull else { throw ToolFailure("`\(key)` is missing (a string)") }
-        guard let text = value.stringValue else { throw ToolFailure("`\(key)` must be a string, got \(value)") }
+    private func value(_ key: String) -> JSONValue? {
+        guard let value = arguments[key], value != .null else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let value = value(key) else { throw ToolFailure("`\(key)` is missing (a string)") }
+        guard let text = value.stringValue else { throw ToolFailure("`\(key)` must be a string, got \(value.jsonText)") }
         return text
     }
 
-    func integer(_ key: String) throws(ToolFailure) -> Int? {
-        guard let value = arguments[key], !value.isNull else { return nil }
-        if let number = value.intValue { return number }
-        if let number = value.doubleValue, number.rounded() == number, abs(number) < 1e15 { return Int(number) }
-        throw ToolFailure("`\(key)` must be a whole number, got \(value)")
+    func integer(_ key: String) throws -> Int? {
+        guard let value = value(key) else { return nil }
+        if case .number(let text) = value {
+            if let number = Int(text) { return number }
+            if let number = Double(text), number.rounded() == number, abs(number) < 1e15 { return Int(number) }
+        }
+        throw ToolFailure("`\(key)` must be a whole number, got \(value.jsonText)")
     }
 
-    func boolean(_ key: String) throws(ToolFailure) -> Bool? {
-        guard let value = arguments[key], !value.isNull else { return nil }
-        guard let flag = value.boolValue else { throw ToolFailure("`\(key)` must be true or false, got \(value)") }
+    func boolean(_ key: String) throws -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard case .bool(let flag) = value else { throw ToolFailure("`\(key)` must be true or false, got \(value.jsonText)") }
         return flag
     }
 
-    func strings(_ key: String) throws(ToolFailure) -> [String]? {
-        guard let value = arguments[key], !value.isNull else { return nil }
-        guard let items = value.arrayValue else { throw ToolFailure("`\(key)` must be an array of strings, got \(value)") }
-        return try items.map { item throws(ToolFailure) in
-            guard let text = item.stringValue else { throw ToolFailure("`\(key)` must hold strings only, got \(item)") }
+    func strings(_ key: String) throws -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard let items = value.arrayValue else { throw ToolFailure("`\(key)` must be an array of strings, got \(value.jsonText)") }
+        return try items.map { item in
+            guard let text = item.stringValue else { throw ToolFailure("`\(key)` must hold strings only, got \(item.jsonText)") }
             return text
         }
     }

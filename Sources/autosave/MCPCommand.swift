@@ -28,7 +28,7 @@ struct MCPCommand: AsyncParsableCommand {
         let logger = RunCommand.logger(for: resolved)
         if let socket = await Self.runningAgent(for: resolved) {
             logger.info("mcp-joined", metadata: ["socket": "\(socket)"])
-            try await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
+            await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
             return
         }
         try await serveWithOwnAgent(resolved, logger: logger)
@@ -53,31 +53,38 @@ struct MCPCommand: AsyncParsableCommand {
             listened.yield(path)
             listened.finish()
         }
-        let failure = await withTaskGroup(of: (any Error)?.self) { tasks in
+        /// Which of the two finished: the agent (stopped by a signal, or failed) or the server (its input ended).
+        enum Finished: Sendable {
+            case agent((any Error)?)
+            case server
+        }
+        let failure = await withTaskGroup(of: Finished.self) { tasks in
             tasks.addTask {
                 defer { listened.finish() }
                 do {
                     try await group.run()
-                    return nil
+                    return .agent(nil)
                 } catch {
-                    return error
+                    return .agent(error)
                 }
             }
             tasks.addTask {
                 var socket: String?
                 for await path in listening { socket = path }
-                guard let socket else { return nil }
+                guard let socket else { return .server }
                 logger.info("mcp-serving", metadata: ["socket": "\(socket)", "agent": "in-process"])
-                do {
-                    try await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
-                } catch {
-                    logger.error("mcp-failed", metadata: ["error": "\(error)", "next": "stopping the agent"])
-                }
+                await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
+                // Input ended: the agent stops, saving every unsaved edit first.
                 shutdown.trigger()
-                return nil
+                return .server
             }
             var failure: (any Error)?
-            for await result in tasks { if let result { failure = result } }
+            for await finished in tasks {
+                guard case .agent(let error) = finished else { continue }
+                failure = error
+                // The agent stopped first (a signal): the server stops reading.
+                tasks.cancelAll()
+            }
             return failure
         }
         if let error = failure {

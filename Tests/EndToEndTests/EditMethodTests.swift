@@ -27,7 +27,7 @@ import Testing
             request(11, "open", #""keep":"buffer""#),
         ])
         #expect(answers.count == 11, "\(answers)")
-        #expect(answers[9].contains(#"`keep` must be one of \"disk\", \"buffer\", got \"mine\""#), "\(answers[9])")
+        #expect(answers[9].contains(#"`keep` must be one of \"disk\", \"buffer\" or null (the configuration's), got \"mine\""#), "\(answers[9])")
         #expect(answers[10].contains(#""revision":3"#), "\(answers[10])")
         #expect(answers[1].contains(#""revision":2"#), "two edits, one revision")
         #expect(answers[2].contains(#""revision":3"#))

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -177,6 +178,8 @@ class ToolTests(MCPTestCase):
             self.assertTrue(failed, text)
             self.assertIn("revision 0, not 7", text)
             # read_file shows lines without "\r"; an old_string of two lines still finds them in a CRLF file.
+            _, shown = await self.call(session, "read_file", path="a.txt", offset=2)
+            self.assertTrue(shown.startswith("     2\ttwo\n("), shown)
             failed, text = await self.call(session, "edit_file", path="a.txt", old_string="one\ntwo", new_string="uno\ndos")
             self.assertFalse(failed, text)
             await self.call(session, "save")
@@ -238,6 +241,19 @@ class LifeTests(MCPTestCase):
         self.assertEqual(process.wait(timeout=30), 0)
         self.assertEqual(self.read("a.txt"), "new\n", "saved on the way out")
         self.assertFalse(os.path.exists(os.path.join(self.root, ".autosave", "agent.sock")))
+
+    def test_sigterm_stops_the_in_process_agent_while_input_is_open(self):
+        self.write("a.txt", "old\n")
+        process = subprocess.Popen([BINARY, "mcp", self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}}
+        process.stdin.write((json.dumps(request) + "\n").encode())
+        process.stdin.flush()
+        self.assertFalse(json.loads(process.stdout.readline())["result"]["isError"])
+        process.send_signal(signal.SIGTERM)
+        self.assertEqual(process.wait(timeout=30), 0)
+        self.assertEqual(self.read("a.txt"), "new\n", "saved on the way out")
+        process.stdin.close()
 
     def test_a_second_server_joins_the_running_agent(self):
         self.write("a.txt", "a\n")

@@ -74,8 +74,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var settleDeferrals = 0
     /// Cookies of renames whose `movedFrom` came and whose `movedTo` has not (yet).
     private var renamesHalfSeen: Set<UInt32> = []
-    /// The barrier a settle waits for, when a rename's second half may still be on its way.
+    /// The barrier a settle waits for, when a rename's second half may still be on its way, and
+    /// the renames it answers for (those half seen when it was asked).
     private var renameBarrier: UInt64?
+    private var renamesAwaited: Set<UInt32> = []
     static var maxSettleDeferrals: Int { 200 }
 
     /// The agent's own writes, which are never reported.
@@ -289,9 +291,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 ])
             startRescanTimer(every: interval)
         case .barrier(let number) where number == renameBarrier:
-            // Whatever came before the barrier is in: a rename still half seen left the tree.
+            // Whatever came before the barrier is in: a rename it answers for still half seen left
+            // the tree. One half seen since waits for a barrier of its own.
             renameBarrier = nil
-            renamesHalfSeen.removeAll()
+            renamesHalfSeen.subtract(renamesAwaited)
+            renamesAwaited = []
         case .barrier(let number):
             barrierWaiters.removeValue(forKey: number)?.resume(returning: settler.latestDeadline)
         case .failed(let error):
@@ -346,7 +350,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // time: a rename's `movedTo` may be read already and not handed over, where neither the
         // count in flight nor the kernel's queue shows it. A barrier comes after it.
         if !renamesHalfSeen.isEmpty || renameBarrier != nil {
-            if renameBarrier == nil { renameBarrier = inotify.requestBarrier() }
+            if renameBarrier == nil {
+                renamesAwaited = renamesHalfSeen
+                renameBarrier = inotify.requestBarrier()
+            }
             return
         }
         // A write's events arrive 0.1-0.3 ms apart: windows closing just after this wake-up are

@@ -227,6 +227,19 @@ class TypingTests(PluginTestCase):
         self.nvim.command("write")
         self.assertEqual(self.read("bare.txt"), b"lasting")
 
+    def test_saveas_writes_the_new_file_and_leaves_the_old_one(self):
+        self.write("old.txt", "text\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("old.txt")
+        self.nvim.command("saveas " + os.path.join(self.root, "new.txt"))
+        self.assertEqual(self.read("new.txt"), b"text\n")
+        wait_for(lambda: self.status().get("path") == "new.txt" and self.status().get("revision") is not None, "the new file attached")
+        self.keys("Amore<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("new.txt"), b"textmore\n")
+        self.assertEqual(self.read("old.txt"), b"text\n")
+
     def test_a_new_file_is_created_by_the_agent(self):
         self.start_agent()
         self.start_nvim()
@@ -269,6 +282,33 @@ class ExternalChangeTests(PluginTestCase):
         wait_for(lambda: self.nvim.api.get_mode()["mode"] == "n", "normal mode")
         self.keys("u")
         self.assertEqual(self.lines(), ["alphahello", "beta", "gamma"], "u undid sed's change, not the typing")
+
+    def test_another_clients_edit_arrives_in_the_buffer(self):
+        self.write("code.txt", "a\nb\nc\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("code.txt")
+        self.keys("A mine<Esc>")
+        self.settled()
+        # A coding agent or a script writes through the agent: it sees the unsaved edit and keeps it.
+        cli = subprocess.run([BINARY, "write", "code.txt"], cwd=self.root, input=b"a mine\nb\nC by the cli\n", check=True)
+        del cli
+        wait_for(lambda: self.lines() == ["a mine", "b", "C by the cli"], "the other client's edit in the buffer")
+        self.keys("jA too<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("code.txt"), b"a mine\nb too\nC by the cli\n")
+
+    def test_a_tool_changing_line_breaks_changes_the_file_format(self):
+        self.write("dos.txt", b"one\r\ntwo\r\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("dos.txt")
+        self.assertEqual(self.nvim.current.buffer.options["fileformat"], "dos")
+        subprocess.run(["sed", "-i", "s/\\r$//", os.path.join(self.root, "dos.txt")], check=True)
+        wait_for(lambda: self.nvim.current.buffer.options["fileformat"] == "unix", "the new file format")
+        self.keys("Gothree<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("dos.txt"), b"one\ntwo\nthree\n", "dos2unix stays done")
 
     def test_a_clean_buffer_reloads_with_the_smallest_change(self):
         self.write("code.txt", "a\nb\nc\nd\n")

@@ -127,7 +127,11 @@ function Connection:close(reason)
   end)
   local waiting = self.waiting
   self.waiting = {}
-  for _, callback in pairs(waiting) do callback({ message = reason }) end
+  local ids = vim.tbl_keys(waiting)
+  table.sort(ids)
+  -- In the order they were asked (a resync reads its `open` answer before its `read`), and one
+  -- failing callback must not keep the others, or the notice below, from running.
+  for _, id in ipairs(ids) do pcall(waiting[id], { message = reason }) end
   self.handlers.on_close(reason)
 end
 

@@ -48,6 +48,12 @@ local function take_writes(buf)
     group = group, buffer = buf,
     callback = function(args) M.write(buf, args.file) end,
   })
+  -- The agent saves the file and brings disk changes in: Neovim's own "changed on disk" prompt
+  -- would only offer to load an older text over what is in the buffer.
+  vim.api.nvim_create_autocmd("FileChangedShell", {
+    group = group, buffer = buf,
+    callback = function() vim.v.fcs_choice = "" end,
+  })
 end
 
 local function give_back_writes(buf)
@@ -128,14 +134,21 @@ function Agent:event(event)
     local s = self:session_at(event.from)
     if s then
       s.path = event.to
-      pcall(vim.api.nvim_buf_set_name, s.buf, self:absolute(event.to))
+      s.file = self:absolute(event.to)
+      pcall(vim.api.nvim_buf_set_name, s.buf, s.file)
       say(event.from .. " was renamed to " .. event.to .. "; the buffer follows it")
     end
     return
   end
   local s = event.path and self:session_at(event.path)
   if not s then return end
-  if kind == "reloaded" or kind == "merged" then
+  if kind == "edited" then
+    -- Another client (a coding agent, the CLI, another Neovim) changed the buffer.
+    if event.client ~= session.client and event.revision ~= s.revision then
+      s.needs_resync = true
+      s:flush()
+    end
+  elseif kind == "reloaded" or kind == "merged" then
     if event.revision ~= s.revision then
       s.needs_resync = true
       s:flush()
@@ -220,7 +233,7 @@ local function agent_for(socket, state)
 end
 
 -- Follows `buf` through the agent of its folder, if one runs; otherwise waits for one.
-function M.attach(buf, explicit)
+function M.attach(buf, explicit, renamed)
   buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
   local name = vim.api.nvim_buf_get_name(buf)
   if name == "" or vim.bo[buf].buftype ~= "" then
@@ -245,6 +258,7 @@ function M.attach(buf, explicit)
   reasons[buf] = nil
   local agent = agent_for(socket, state)
   local s = session.new(agent, buf, vim.fn.fnamemodify(name, ":p"), M.options)
+  s.takes_ours = renamed
   sessions[buf] = s
   agent.sessions[buf] = s
   vim.api.nvim_buf_attach(buf, false, {
@@ -323,7 +337,7 @@ end
 function M.write(buf, file)
   local s = sessions[buf]
   local target = vim.fn.fnamemodify(file, ":p")
-  if not s or not s.agent:is_connected() or target ~= vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":p") then
+  if not s or not s.agent:is_connected() or target ~= s.file and target ~= s.agent:absolute(s.path) then
     -- Another file (:w other.txt), or no agent right now: Neovim writes it.
     vim.api.nvim_buf_call(buf, function() vim.cmd("noautocmd keepalt write! " .. vim.fn.fnameescape(file)) end)
     return
@@ -462,6 +476,16 @@ function M.enable()
   vim.api.nvim_create_autocmd("BufUnload", {
     group = group,
     callback = function(args) M.detach(args.buf, "unloaded") end,
+  })
+  -- :saveas, :file: the buffer is another file now.
+  vim.api.nvim_create_autocmd("BufFilePost", {
+    group = group,
+    callback = function(args)
+      local s = sessions[args.buf]
+      if not s or vim.fn.fnamemodify(vim.api.nvim_buf_get_name(args.buf), ":p") == s.file then return end
+      M.detach(args.buf, "renamed")
+      if M.options.auto_attach then M.attach(args.buf, false, true) end
+    end,
   })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.flush_all })
   vim.api.nvim_create_user_command("AutosaveAttach", function() M.attach(0, true) end, {})

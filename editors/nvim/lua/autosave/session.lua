@@ -18,9 +18,12 @@ Session.__index = Session
 
 local M = {}
 
+-- The name this Neovim's edits carry in the agent's `edited` events: its own are not news to it.
+M.client = "nvim:" .. vim.fn.getpid()
+
 function M.new(agent, buf, path, options)
   local self = setmetatable({
-    agent = agent, buf = buf, path = path, options = options,
+    agent = agent, buf = buf, path = path, file = path, options = options,
     revision = nil, shadow = text.of_buffer(buf), mode = "diff", exists = true,
     in_flight = false, batch = nil, needs_resync = true, resyncing = false, applying = false,
     is_stopped = false, failures = 0,
@@ -185,14 +188,14 @@ end
 
 function Session:send(edit, change)
   self.in_flight = true
-  local params = { path = self.path, positionEncoding = "utf-8", edits = { edit }, ifRevision = self.revision, client = "nvim" }
+  local params = { path = self.path, positionEncoding = "utf-8", edits = { edit }, ifRevision = self.revision, client = M.client }
   self.agent.conn:request("edit", params, function(err, result) self:answered(err, result, change) end)
 end
 
 -- A new file's first content: a `write` (an edit needs a file to place it in).
 function Session:send_write(content)
   self.in_flight = true
-  local params = { path = self.path, content = content, ifRevision = self.revision, client = "nvim" }
+  local params = { path = self.path, content = content, ifRevision = self.revision, client = M.client }
   self.agent.conn:request("write", params, function(err, result)
     if not err then self.exists = true end
     self:answered(err, result, { after = content })
@@ -269,15 +272,17 @@ function Session:resync()
   self.batch = nil
   local status
   local conn = self.agent.conn
-  conn:request("open", { path = self.path, keep = self.options.keep ~= "agent" and "buffer" or nil }, function(err, result)
+  -- "buffer": the text on screen keeps the path; null: the agent's configuration decides.
+  local keep = self.options.keep ~= "agent" and "buffer" or vim.NIL
+  conn:request("open", { path = self.path, keep = keep }, function(err, result)
     status = { err = err, result = result }
   end)
   conn:request("read", { path = self.path }, function(err, result)
     self.resyncing = false
     if self.is_stopped then return end
-    err = status.err or err
+    err = (status or {}).err or err
     if err then return self:refused(err) end
-    self:adopt(result, status.result)
+    self:adopt(result, (status or {}).result)
   end)
 end
 
@@ -298,21 +303,28 @@ function Session:adopt(answer, status)
   self.exists = answer.exists ~= false
   self.path = answer.path or self.path
   local ours = text.of_buffer(self.buf)
-  local base = self:base_text()
+  -- A buffer given another file's name (:saveas, :file) holds what is to be written there.
+  local base = self.takes_ours and theirs or self:base_text()
+  self.takes_ours = false
   local target = text.merge(base, ours, theirs)
-  if self.takes_theirs then
-    self.takes_theirs = false
-    target = theirs
-  end
   local copy
-  if not target then
+  if self.takes_theirs then
+    -- The agent kept the disk's version (keep = "agent"); what the buffer held is in its copy,
+    -- but not what was typed since the last edit it took: that goes to a copy of ours.
+    self.takes_theirs = false
+    if ours ~= base then copy = self.agent:keep_aside(self.path, ours) end
+    target = theirs
+  elseif not target then
     -- Both changed the same lines while an edit was on its way: the buffer keeps what the person
     -- sees, the agent's version is copied aside.
     target = ours
     copy = self.agent:keep_aside(self.path, theirs)
   end
   self.revision = answer.revision
-  if target ~= ours then self:show(ours, target) end
+  if target ~= ours then
+    local shown, why = self:show(ours, target)
+    if not shown then return self:give_up("the agent's change could not be shown (" .. why .. "); Neovim saves it itself") end
+  end
   if self:follows_bytes(theirs) and self:follows_bytes(target) then
     self.mode = "bytes"
     self.shadow = vim.split(theirs, "\n", { plain = true })
@@ -322,23 +334,38 @@ function Session:adopt(answer, status)
     self.shadow = theirs
   end
   if copy then
-    self.agent:conflict({ path = self.path, kind = "overlap", kept = "buffer", copy = copy })
+    self.agent:conflict({ path = self.path, kind = "overlap", kept = target == ours and "buffer" or "disk", copy = copy })
   end
   if target == theirs and self.exists and status and not status.dirty then
     vim.bo[self.buf].modified = false
   end
-  self:flush()
   if self.mode == "bytes" and target ~= theirs then
-    self:send(text.edit(theirs, target), { after_lines = target })
+    -- Sent first, so nothing else is on its way with it; its answer sends what comes next.
+    return self:send(text.edit(theirs, target), { after_lines = target })
   end
+  self:flush()
+end
+
+-- The line break a text uses throughout ("dos" when every "\n" follows a "\r"), or nil.
+local function format_of(content)
+  if not content:find("\n", 1, true) then return nil end
+  if content:find("\r\n", 1, true) and not content:find("[^\r]\n") and content:sub(1, 1) ~= "\n" then return "dos" end
+  return "unix"
 end
 
 -- Changes the buffer from `from` to `to` hunk by hunk, bottom up, as one undo step of its own:
--- lines nobody changed keep their marks, folds and the cursor.
+-- lines nobody changed keep their marks, folds and the cursor. Returns false and why when the
+-- buffer would not take it ('nomodifiable', say).
 function Session:show(from, to)
   local buf = self.buf
+  -- A tool that changed the line breaks (dos2unix, a formatter) changed the file format too.
+  local format = format_of(to) or vim.bo[buf].fileformat
+  if format ~= vim.bo[buf].fileformat then vim.bo[buf].fileformat = format end
   local hunks = text.hunks(from, to)
-  local format = vim.bo[buf].fileformat
+  if format_of(from) ~= format_of(to) then
+    -- Every line differs in its break alone: those are no hunks to Neovim, whose lines have none.
+    hunks = text.hunks((from:gsub("\r\n", "\n")), (to:gsub("\r\n", "\n")))
+  end
   self.applying = true
   local ok, err = pcall(function()
     -- Closes the person's undo step: this change gets one of its own.
@@ -359,7 +386,7 @@ function Session:show(from, to)
     if vim.bo[buf].endofline ~= ends then vim.bo[buf].endofline = ends end
   end)
   self.applying = false
-  if not ok then vim.notify("autosave: could not show the agent's change: " .. tostring(err), vim.log.levels.ERROR) end
+  return ok, not ok and tostring(err) or nil
 end
 
 -- Stops following this buffer (Neovim writes it itself from now on), saying why.
