@@ -56,7 +56,10 @@ extension Workspace {
         for key in buffers.keys.sorted() where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
             // The whole fingerprint, not the inode alone: a file created where one was just deleted
             // often gets its inode number.
-            guard let identity = await buffers[key]?.fileIdentity, let (path, _) = arrived.first(where: { $0.1 == identity })
+            // A file with other names (hard links) lost one name, not its place: the others keep its
+            // content, and the buffer writes its own name again.
+            guard let identity = await buffers[key]?.fileIdentity, identity.links <= 1,
+                let (path, _) = arrived.first(where: { $0.1 == identity })
             else { continue }
             found.append(Rename(from: key, to: path))
         }

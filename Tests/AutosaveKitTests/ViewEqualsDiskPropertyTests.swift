@@ -47,6 +47,9 @@ import Testing
         // A dirty buffer's file renamed to a.txt, then another file renamed over it, in one window:
         // its file is gone and the burst shows no rename; the buffer writes its old name again.
         [81712, 89190, 4128, 86118, 2839],
+        // d/x.txt hard-linked as c.txt, edited by a client, then its folder removed: the buffer
+        // followed the inode to c.txt as if renamed; an unlinked name is not a rename.
+        [52908, 4720, 46575, 0, 0],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

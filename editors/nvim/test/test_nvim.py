@@ -247,6 +247,10 @@ class TypingTests(PluginTestCase):
         self.keys("ifresh<Esc>")
         self.nvim.command("write")
         self.assertEqual(self.read("new.txt"), b"fresh\n")
+        # The file exists now, made by the agent: a second :w is not Neovim's "file exists".
+        self.keys("Aer<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("new.txt"), b"fresher\n")
 
 
 class ExternalChangeTests(PluginTestCase):
@@ -309,6 +313,18 @@ class ExternalChangeTests(PluginTestCase):
         self.keys("Gothree<Esc>")
         self.nvim.command("write")
         self.assertEqual(self.read("dos.txt"), b"one\ntwo\nthree\n", "dos2unix stays done")
+
+    def test_a_file_renamed_on_disk_takes_the_buffer_along(self):
+        self.write("old.txt", "text\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("old.txt")
+        os.rename(os.path.join(self.root, "old.txt"), os.path.join(self.root, "new.txt"))
+        wait_for(lambda: self.nvim.current.buffer.name.endswith("/new.txt"), "the buffer renamed")
+        self.keys("Amore<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("new.txt"), b"textmore\n")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "old.txt")))
 
     def test_a_clean_buffer_reloads_with_the_smallest_change(self):
         self.write("code.txt", "a\nb\nc\nd\n")

@@ -58,6 +58,10 @@ end
 
 local function give_back_writes(buf)
   pcall(vim.api.nvim_del_augroup_by_name, "autosave_write_" .. buf)
+  if vim.api.nvim_buf_is_valid(buf) and vim.b[buf].autosave_acwrite then
+    vim.b[buf].autosave_acwrite = nil
+    vim.bo[buf].buftype = ""
+  end
 end
 
 local function start_timer()
@@ -136,6 +140,12 @@ function Agent:event(event)
       s.path = event.to
       s.file = self:absolute(event.to)
       pcall(vim.api.nvim_buf_set_name, s.buf, s.file)
+      -- A renamed buffer counts as "not edited" to Neovim, whose :w would then refuse the file
+      -- that exists (E13) before asking us: written through autocommands only, it does not.
+      if vim.bo[s.buf].buftype == "" then
+        vim.bo[s.buf].buftype = "acwrite"
+        vim.b[s.buf].autosave_acwrite = true
+      end
       say(event.from .. " was renamed to " .. event.to .. "; the buffer follows it")
     end
     return
