@@ -45,7 +45,8 @@ run: build
 # Overflow tests flood the inotify queue that every watcher of a process shares, so they run
 # in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
 # its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then
-# `autosave mcp` driven by the official MCP Python SDK.
+# `autosave mcp` driven by the official MCP Python SDK; then faultfs (a file system that forgets
+# what was not fsync'd) and the agent on it, where FUSE can be used (skipped, saying why, elsewhere).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
@@ -60,6 +61,11 @@ test: deps
 			apt-get install -y -qq python3-venv && /usr/bin/python3 -m venv $(MCP_VENV); }; } && \
 		$(MCP_VENV)/bin/pip install -q '$(MCP_SDK)' jsonschema; }
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_mcp.py
+	@if [ -e /dev/fuse ] && [ "$$(id -u)" = 0 ]; then \
+		{ /usr/bin/python3 -c 'import pyfuse3' 2>/dev/null && command -v fusermount3 >/dev/null; } || { \
+			echo "make: installing python3-pyfuse3 fuse3"; apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pyfuse3 fuse3; }; fi
+	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 faultfs/test_faultfs.py
 
 # The release binary, shell completions for bash and zsh, and the systemd user unit.
 install: deps

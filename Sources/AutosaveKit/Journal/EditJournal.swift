@@ -160,7 +160,11 @@ public actor EditJournal {
                 try descriptor.resize(to: Int64(validBytes))
             }
             _ = try descriptor.seek(offset: Int64(validBytes), from: .start)
-            if fsync { try descriptor.sync() }
+            if fsync {
+                try descriptor.sync()
+                // A new journal's name must last through a power cut like the records in it.
+                if existing.isEmpty { Folders.syncFolder(directory) }
+            }
         } catch {
             throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
         }
