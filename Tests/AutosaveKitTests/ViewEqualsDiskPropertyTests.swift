@@ -50,6 +50,9 @@ import Testing
         // d/x.txt hard-linked as c.txt, edited by a client, then its folder removed: the buffer
         // followed the inode to c.txt as if renamed; an unlinked name is not a rename.
         [52908, 4720, 46575, 0, 0],
+        // Two buffers' files renamed over b.txt one after the other in one window: the first
+        // buffer's file is deleted unseen, and it writes its old name again.
+        [22016, 90928, 63462, 88080, 35654],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {
@@ -301,11 +304,11 @@ final class TreeScenario: @unchecked Sendable {
         files.remove(from)
         // A buffer follows its file, and replaces one open on the name it lands on; a buffer on a
         // name renamed over by a file with no buffer stays, its own file gone.
+        if buffers[to] == .file { renamedOverAFollowedFile = true }
         if buffers[from] == .file {
             buffers[from] = nil
             buffers[to] = .file
         } else {
-            if buffers[to] == .file { renamedOverAFollowedFile = true }
             detach(to)
         }
     }
