@@ -84,7 +84,7 @@ actor CodingAgentSession {
         guard let bytes = file.text else {
             throw ToolFailure("\(file.path) does not exist (revision \(file.revision)); write_file creates it")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
             throw ToolFailure("\(file.path) is not UTF-8 text (\(bytes.count) bytes); read_file shows text only")
         }
         views[file.path] = View(revision: file.revision, text: bytes)
@@ -93,7 +93,6 @@ actor CodingAgentSession {
             String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
         }
         if bytes.last == UInt8(ascii: "\n") { lines.removeLast() }
-        _ = text
         let first = max(1, try input.integer("offset") ?? 1)
         let limit = max(1, try input.integer("limit") ?? 2000)
         let last = min(lines.count, first + limit - 1)

@@ -255,6 +255,24 @@ class LifeTests(MCPTestCase):
         self.assertEqual(self.read("a.txt"), "new\n", "saved on the way out")
         process.stdin.close()
 
+    def test_a_client_that_stops_reading_stops_the_server_cleanly(self):
+        # The reader of standard output goes away: the next answer cannot be written, and the
+        # in-process agent stops as on end of input, saving what it holds.
+        self.write("a.txt", "old\n")
+        process = subprocess.Popen([BINARY, "mcp", self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}}
+        process.stdin.write((json.dumps(call) + "\n").encode())
+        process.stdin.flush()
+        self.assertFalse(json.loads(process.stdout.readline())["result"]["isError"])
+        process.stdout.close()
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+        process.stdin.flush()
+        self.assertEqual(process.wait(timeout=30), 0)
+        self.assertEqual(self.read("a.txt"), "new\n")
+        self.assertIn("standard output is closed", self.log())
+        process.stdin.close()
+
     def test_a_second_server_joins_the_running_agent(self):
         self.write("a.txt", "a\n")
 

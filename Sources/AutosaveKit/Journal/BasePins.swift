@@ -49,14 +49,8 @@ struct BasePins {
             unlink(pin)
             return false
         }
-        if isDurable {
-            // The link must outlive a power cut as surely as the record that needs it.
-            let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folder >= 0 {
-                fsync(folder)
-                close(folder)
-            }
-        }
+        // The link must outlive a power cut as surely as the record that needs it.
+        if isDurable { Folders.syncFolder(directory) }
         if let old = pinned[path], old != pin { unlink(old) }
         pinned[path] = pin
         return true

@@ -192,9 +192,7 @@ public actor EditJournal {
             _ = try opened.writeAll(bytes)
             try opened.sync()
             guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
-            let directoryFD = try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
-            try? directoryFD.sync()
-            try? directoryFD.close()
+            Folders.syncFolder(directory)
             return opened
         } catch {
             try? fresh?.close()
