@@ -7,6 +7,7 @@ import ctypes
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -172,6 +173,84 @@ class PowerCutTests(MountedTestCase):
         self.cut()
         self.assertEqual(os.stat(self.path("sub/a.txt")).st_ino, os.stat(self.path("sub/b.txt")).st_ino)
         self.assertEqual(self.read("sub/b.txt"), b"linked\n")
+
+    def test_a_socket_made_durable_comes_back_as_a_socket(self):
+        # The agent's control socket lives in its state dir: after a reboot a stale socket is
+        # there, not a regular file the agent would refuse to replace.
+        import socket
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(self.path("agent.sock"))
+        server.close()
+        self.sync_dir()
+        self.cut()
+        self.assertTrue(stat.S_ISSOCK(os.lstat(self.path("agent.sock")).st_mode))
+
+    def test_an_unlinked_files_inode_reused_does_not_change_what_its_durable_name_holds(self):
+        # The backing file system gives the next new file the number of the one just unlinked;
+        # the durable image still has the old file under its name (the unlink was never synced).
+        self.write("old.txt", b"old data\n", sync=True)
+        self.sync_dir()
+        reused = False
+        for attempt in range(20):
+            number = os.stat(self.path("old.txt")).st_ino
+            os.unlink(self.path("old.txt"))
+            self.write(f"new{attempt}.txt", b"new data\n", sync=True)
+            if os.stat(self.path(f"new{attempt}.txt")).st_ino == number:
+                reused = True
+                break
+            os.unlink(self.path(f"new{attempt}.txt"))
+            self.cut()
+        if not reused:
+            self.skipTest("the backing file system did not reuse the inode number in 20 tries")
+        self.cut()
+        self.assertEqual(self.read("old.txt"), b"old data\n")
+
+
+@unittest.skipIf(why_not_here(), why_not_here() or "")
+class TornCutTests(MountedTestCase):
+    """SIGUSR2: a random prefix of the volatile operations, in order, reaches the disk (and a
+    random part of the write where it stops)."""
+
+    def torn_cut(self):
+        self.process.send_signal(signal.SIGUSR2)
+        self.generation = self.mounted(self.generation + 1)
+
+    def test_what_reaches_the_disk_is_a_prefix_of_what_was_done(self):
+        self.write("kept.txt", b"durable\n", sync=True)
+        self.sync_dir()
+        prefixes = set()
+        for _ in range(12):
+            for index in range(5):  # create n0..n4, each then written: ten operations in order
+                self.write(f"n{index}", f"file {index}\n".encode())
+            self.torn_cut()
+            present = sorted(name for name in os.listdir(self.mount) if name.startswith("n"))
+            count = len(present)
+            self.assertEqual(present, [f"n{i}" for i in range(count)], "names come back in the order made")
+            for index in range(count - 1):
+                self.assertEqual(self.read(f"n{index}"), f"file {index}\n".encode(),
+                                 "a file made before a later file's name reached the disk has its data")
+            if count:
+                last = self.read(f"n{count - 1}")
+                self.assertTrue(f"file {count - 1}\n".encode().startswith(last), f"a prefix of its write, not {last!r}")
+            self.assertEqual(self.read("kept.txt"), b"durable\n", "what was durable stays, whatever the prefix")
+            prefixes.add(count)
+            for name in present:
+                os.unlink(self.path(name))
+            self.sync_dir()
+        self.assertGreater(len(prefixes), 2, f"torn cuts kept different prefixes ({sorted(prefixes)})")
+
+    def test_an_append_only_journal_keeps_a_prefix_of_its_unsynced_bytes(self):
+        self.write("journal", b"record 0\n", sync=True)
+        self.sync_dir()
+        fd = os.open(self.path("journal"), os.O_WRONLY | os.O_APPEND)
+        for index in range(1, 9):
+            os.write(fd, f"record {index}\n".encode())
+        os.close(fd)
+        self.torn_cut()
+        everything = "".join(f"record {i}\n" for i in range(9)).encode()
+        kept = self.read("journal")
+        self.assertTrue(kept.startswith(b"record 0\n"), "the synced record stays")
+        self.assertTrue(everything.startswith(kept), f"a prefix of what was appended, maybe ending inside a record: {kept!r}")
 
 
 BINARY = os.path.abspath(os.environ.get("AUTOSAVE_BINARY", os.path.join(HERE, "..", ".build", "debug", "autosave")))
