@@ -80,6 +80,8 @@ class Version:
         self.result = tuple(result)
         self.status = status  # "acked" or "unknown" (the client got no answer)
         self.detail = ""      # e.g. the revision the agent acknowledged, which agent run
+        self.revision = None  # the revision a client write was acknowledged at, by agent run `run`
+        self.run = None
 
     def describe(self):
         return f"{self.vid} ({self.author}, round {self.round}, {self.status}{', ' + self.detail if self.detail else ''})"
@@ -217,6 +219,7 @@ class Agent:
         self.starts = 0
         self.log_paths = []
         self.settings = {}
+        self.config_extra = {}  # keys merged into every start's config (the power-cut soak's fsync settings)
 
     @property
     def pid(self):
@@ -233,6 +236,7 @@ class Agent:
             "autosave": {"delayMs": delay, "maxDelayMs": max(50, delay * 10)},
             "conflicts": {"keep": keep},
             "log": {"format": "json"},
+            **self.config_extra,
         }
         config_path = os.path.join(self.workdir, "config.json")
         with open(config_path, "w") as handle:
@@ -376,6 +380,7 @@ class Soak:
         self.reported_temps = set()
         self.has_vim = shutil.which("vim") is not None
         self.has_rsync = shutil.which("rsync") is not None
+        self.extra_tools = []  # the power-cut soak adds "durable-replace"
         self.agent = Agent(self.binary, self.project, self.workdir, random.Random(self.rng.getrandbits(64)))
 
     def next_tag(self, prefix):
@@ -475,6 +480,11 @@ class Soak:
                     version = Version(tag, path, "client", self.round, source, result, "acked")
                     version.detail = (f"read at revision {reply['revision']}, acknowledged "
                                       f"{done.stdout.decode().strip()} by agent run {self.agent.starts}")
+                    try:
+                        version.revision = int(json.loads(done.stdout)["revision"])
+                    except (ValueError, KeyError, TypeError):
+                        version.revision = None
+                    version.run = self.agent.starts
                     self.model.add(version)
                     return
                 if done is not None and b"edited meanwhile" in done.stderr:
@@ -504,7 +514,7 @@ class Soak:
 
     def external_edit(self, agent_down=False, path=None):
         path = path or self.rng.choice(self.paths())
-        tools = ["redirect", "sed", "os.replace", "rename-dance", "git-checkout"]
+        tools = ["redirect", "sed", "os.replace", "rename-dance", "git-checkout"] + self.extra_tools
         if self.has_vim:
             tools.append("vim")
         if self.has_rsync:
@@ -562,11 +572,27 @@ class Soak:
                 os.fsync(handle.fileno())
             os.chmod(temp, 0o644)
             os.replace(temp, absolute)
+        elif tool == "durable-replace":
+            # What a careful tool does to survive a power cut: temp, fsync, rename, fsync the folder.
+            descriptor, temp = tempfile.mkstemp(dir=os.path.dirname(absolute))
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp, 0o644)
+            os.replace(temp, absolute)
+            folder = os.open(os.path.dirname(absolute), os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         elif tool == "rename-dance":
             # What vim does with `backupcopy=no`: probe file, original renamed to the backup name,
             # new file written, backup deleted.
             directory = os.path.dirname(absolute)
             probe = os.path.join(directory, "4913")
+            if os.path.exists(probe):  # left by a power cut; vim would take the next number
+                os.unlink(probe)
             os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
             os.unlink(probe)
             backup = absolute + "~"
@@ -870,6 +896,8 @@ def replay_command(args, seed):
         parts += ["--rounds", str(args.rounds)]
     if args.minutes:
         parts += ["--minutes", str(args.minutes)]
+    if getattr(args, "no_fsync", False):
+        parts.append("--no-fsync")
     return " ".join(parts)
 
 
