@@ -61,8 +61,8 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from soak import (DEFAULT_BINARY, TEMP_PATTERN, Soak, SoakError, Version, join_all, read_events, short,  # noqa: E402
-                  split_lines, tail)
+from soak import (DEFAULT_BINARY, TEMP_PATTERN, Soak, SoakError, Version, join_all, read_events,  # noqa: E402
+                  run_soak, short, split_lines, tail)
 
 TORN_BY_TOOL = "files a tool's unsynced write left torn by a cut (restored)"
 FAULTFS = os.path.join(os.path.dirname(HERE), "faultfs", "faultfs.py")
@@ -458,39 +458,7 @@ def main():
     if reason:
         print(f"powercut: skipped: {reason}")
         return 0 if args.smoke else 2
-    if not os.access(args.binary, os.X_OK):
-        print(f"powercut: the autosave binary {args.binary} does not exist or is not executable "
-              f"(build it with `swift build -c release`, or pass --binary)", file=sys.stderr)
-        return 2
-    for tool in ("git", "sed"):
-        if shutil.which(tool) is None:
-            print(f"powercut: `{tool}` is not installed; it is needed for the external edits", file=sys.stderr)
-            return 2
-    soak = PowerCutSoak(args)
-    failed = False
-    try:
-        elapsed = soak.run()
-        soak.summary(elapsed)
-        failed = bool(soak.violations)
-    except (SoakError, OSError, subprocess.SubprocessError, RuntimeError) as error:
-        print(f"powercut: stopped in round {soak.round} (seed {soak.seed}): {error}", file=sys.stderr)
-        if soak.agent.log_paths:
-            print(f"powercut: agent log {soak.agent.log_paths[-1]}", file=sys.stderr)
-        failed = True
-    except KeyboardInterrupt:
-        print(f"powercut: interrupted in round {soak.round} (seed {soak.seed})", file=sys.stderr)
-        failed = True
-    finally:
-        if soak.agent.alive():
-            soak.agent.thaw()
-            soak.agent.process.kill()
-            soak.agent.process.wait()
-        soak.mount.stop()
-    if failed or args.keep:
-        print(f"powercut: the backing folder, config and logs are kept in {soak.workdir}", file=sys.stderr if failed else sys.stdout)
-    else:
-        shutil.rmtree(soak.workdir, ignore_errors=True)
-    return 1 if failed else 0
+    return run_soak(PowerCutSoak, args, "powercut", stop=lambda soak: soak.mount.stop())
 
 
 if __name__ == "__main__":

@@ -564,7 +564,7 @@ class Soak:
             run_tool(["sh", "-c", 'cat "$1" > "$2"', "sh", staged, absolute])
         elif tool == "sed":
             run_tool(["sed", "-i"] + [arg for command in script for arg in ("-e", command)] + [absolute])
-        elif tool == "os.replace":
+        elif tool in ("os.replace", "durable-replace"):
             descriptor, temp = tempfile.mkstemp(dir=os.path.dirname(absolute))
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -572,20 +572,12 @@ class Soak:
                 os.fsync(handle.fileno())
             os.chmod(temp, 0o644)
             os.replace(temp, absolute)
-        elif tool == "durable-replace":
-            # What a careful tool does to survive a power cut: temp, fsync, rename, fsync the folder.
-            descriptor, temp = tempfile.mkstemp(dir=os.path.dirname(absolute))
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, 0o644)
-            os.replace(temp, absolute)
-            folder = os.open(os.path.dirname(absolute), os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+            if tool == "durable-replace":  # what a careful tool adds to survive a power cut
+                folder = os.open(os.path.dirname(absolute), os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
         elif tool == "rename-dance":
             # What vim does with `backupcopy=no`: probe file, original renamed to the backup name,
             # new file written, backup deleted.
@@ -919,39 +911,46 @@ def main():
         args.rounds = 100
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 2**31)
+    return run_soak(Soak, args, "soak")
+
+
+def run_soak(kind, args, name, stop=lambda soak: None):
+    """Checks the binary and tools, runs a `kind` soak, prints its summary; `stop(soak)` runs last
+    (the power-cut soak unmounts there). Returns the exit status: 0 with no violation, 1 with
+    any (or when the soak could not go on), 2 when it could not start."""
     if not os.access(args.binary, os.X_OK):
-        print(f"soak: the autosave binary {args.binary} does not exist or is not executable "
+        print(f"{name}: the autosave binary {args.binary} does not exist or is not executable "
               f"(build it with `swift build -c release`, or pass --binary)", file=sys.stderr)
         return 2
     for tool in ("git", "sed"):
         if shutil.which(tool) is None:
-            print(f"soak: `{tool}` is not installed; it is needed for the external edits", file=sys.stderr)
+            print(f"{name}: `{tool}` is not installed; it is needed for the external edits", file=sys.stderr)
             return 2
-    soak = Soak(args)
+    soak = kind(args)
     failed = False
     try:
         elapsed = soak.run()
         soak.summary(elapsed)
         failed = bool(soak.violations)
     except (SoakError, OSError, subprocess.SubprocessError, RuntimeError) as error:
-        print(f"soak: stopped in round {soak.round} (seed {soak.seed}): {error}", file=sys.stderr)
+        print(f"{name}: stopped in round {soak.round} (seed {soak.seed}): {error}", file=sys.stderr)
         if soak.agent.log_paths:
-            print(f"soak: agent log {soak.agent.log_paths[-1]}", file=sys.stderr)
+            print(f"{name}: agent log {soak.agent.log_paths[-1]}", file=sys.stderr)
         failed = True
     except KeyboardInterrupt:
-        print(f"soak: interrupted in round {soak.round} (seed {soak.seed})", file=sys.stderr)
+        print(f"{name}: interrupted in round {soak.round} (seed {soak.seed})", file=sys.stderr)
         failed = True
     finally:
         if soak.agent.alive():
             soak.agent.thaw()
             soak.agent.process.kill()
             soak.agent.process.wait()
+        stop(soak)
     if failed or args.keep:
-        print(f"soak: the project, config and agent logs are kept in {soak.workdir}", file=sys.stderr if failed else sys.stdout)
+        print(f"{name}: the project, config and logs are kept in {soak.workdir}", file=sys.stderr if failed else sys.stdout)
     else:
         shutil.rmtree(soak.workdir, ignore_errors=True)
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
