@@ -1,5 +1,5 @@
 import AutosaveKit
-import Foundation
+import FoundationEssentials
 
 /// What a method produced: its result, the edit its answer waits for, raw bytes sent after it.
 struct MethodOutcome: Sendable {

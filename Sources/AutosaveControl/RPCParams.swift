@@ -1,5 +1,5 @@
 import AutosaveKit
-import Foundation
+import FoundationEssentials
 
 /// Typed access to a request's params, with errors that name the field.
 struct RPCParams {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Workspace {
     /// Applies ranged edits (LSP's `TextEdit`s) to the buffer of `path` as one revision, saved

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Inotify
 import Logging
 
@@ -302,8 +303,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let directory = configuration.stateDirectory + "/conflicts"
         let all = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
         return all.filter { name in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue
+            var status = stat()
+            return lstat(directory + "/" + name, &status) == 0 && (status.st_mode & S_IFMT) != S_IFDIR
         }.count
     }
 

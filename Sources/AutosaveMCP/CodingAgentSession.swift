@@ -1,6 +1,7 @@
 import AutosaveControl
 import AutosaveKit
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One coding agent's session with the agent: its tool calls carried out as requests on the
 /// control socket, what it last saw of each file, and what others changed since.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Standard input as lines and standard output as a place for lines: MCP's stdio transport.
@@ -9,7 +9,7 @@ enum StandardStreams {
     /// The non-empty lines of `input`, until it ends.
     static func lines(of input: CInt = STDIN_FILENO) -> AsyncStream<[UInt8]> {
         let (lines, continuation) = AsyncStream.makeStream(of: [UInt8].self)
-        let thread = Thread {
+        startThread {
             var pending: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
@@ -28,9 +28,28 @@ enum StandardStreams {
             }
             continuation.finish()
         }
-        thread.name = "autosave-mcp-stdin"
-        thread.start()
         return lines
+    }
+
+    /// Runs `body` on a detached thread of its own (Foundation's `Thread` would bring
+    /// CoreFoundation into the binary); where no thread can be made, on the task pool.
+    private static func startThread(_ body: @escaping @Sendable () -> Void) {
+        final class Work: Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { argument in
+            Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, work)
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            let work = Unmanaged<Work>.fromOpaque(work).takeRetainedValue()
+            Task.detached { work.body() }
+        }
     }
 
     /// Writes `line` and a line break to `output`, all of it; false when it cannot (the reader went).

@@ -1,6 +1,8 @@
 import ArgumentParser
+import AutosaveControl
 import AutosaveKit
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `autosave` command: the agent (`run`) and the commands that inspect it.
 @main
@@ -17,6 +19,7 @@ struct Autosave: AsyncParsableCommand {
 
     /// Runs the command line; usage errors exit with 2 (not ArgumentParser's 64), like bad configuration.
     static func main() async {
+        EventLoopThreads.useOne()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -27,7 +30,7 @@ struct Autosave: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 AgentLogHandler.standardError(fullMessage(for: error))
-                Foundation.exit(ExitStatus.usage.rawValue)
+                Glibc.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AutosaveControl
 import AutosaveKit
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// `autosave write PATH`: replaces a buffer's content (stdin, or `--from FILE`).

@@ -1,7 +1,8 @@
 import ArgumentParser
 import AutosaveControl
 import AutosaveKit
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How a client command finds its agent: `--socket`, `AUTOSAVE_SOCKET`, or like git finds
 /// `.git`, walking up from the current directory to a state dir with a socket.
@@ -50,11 +51,11 @@ struct ClientOptions: ParsableArguments {
     }
 
     static func discover(from start: String) -> String? {
-        var directory = (start as NSString).standardizingPath
+        var directory = PathText.normalized(start)
         while true {
             if let socket = SocketLocation.find(stateDirectory: directory + "/.autosave") { return socket }
             if directory == "/" || directory.isEmpty { return nil }
-            directory = (directory as NSString).deletingLastPathComponent
+            directory = PathText.parent(of: directory)
         }
     }
 

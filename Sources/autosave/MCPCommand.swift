@@ -2,7 +2,7 @@ import ArgumentParser
 import AutosaveControl
 import AutosaveKit
 import AutosaveMCP
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SystemPackage
 
@@ -40,7 +40,7 @@ public final class AgentLock: Sendable {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             close(fd)
-            throw .alreadyRunning(root: root, pid: Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+            throw .alreadyRunning(root: root, pid: Int(text.trimmingWhitespace()))
         }
         ftruncate(fd, 0)
         let pid = Array("\(getpid())\n".utf8)
@@ -77,9 +77,20 @@ public enum SocketLocation {
     public static func find(stateDirectory: String) -> String? {
         let pointer = stateDirectory + "/agent.sock.path"
         if let text = try? String(contentsOfFile: pointer, encoding: .utf8) {
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return text.trimmingWhitespace()
         }
         let socket = stateDirectory + "/agent.sock"
         return FileManager.default.fileExists(atPath: socket) ? socket : nil
+    }
+}
+
+extension String {
+    /// The text without the spaces, tabs and line breaks at either end (a pid or a path read
+    /// from a file a shell may have written).
+    func trimmingWhitespace() -> String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else {
+            return ""
+        }
+        return String(self[first...last])
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Hands every `AgentEvent` to every subscriber, each through its own bounded stream.

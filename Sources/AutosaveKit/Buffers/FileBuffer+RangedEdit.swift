@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension FileBuffer {
     /// Applies ranged edits to the content, all or none, as one revision. The same `changeID`

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// One open file: its unsaved edits, their autosave, and their reconciliation with the disk.

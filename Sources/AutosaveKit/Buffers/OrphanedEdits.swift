@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SystemPackage
 
@@ -11,7 +11,7 @@ struct OrphanedEdits: Sendable {
 
     init(root: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         let base = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+            ?? (environment["HOME"] ?? Self.homeFromPasswd()) + "/.local/state"
         let name = root.split(separator: "/").last.map(String.init) ?? "root"
         directory = base + "/autosave/orphans/\(name)-\(Self.shortHash(root))"
     }
@@ -21,7 +21,7 @@ struct OrphanedEdits: Sendable {
     /// - Throws: `WriteError.system` naming the copy's path and what failed.
     func keep(_ bytes: [UInt8], of path: String) throws(WriteError) -> String {
         let target = directory + "/" + path
-        let parent = (target as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: target)
         var partial = ""
         for component in parent.split(separator: "/") {
             partial += "/" + component
@@ -46,6 +46,12 @@ struct OrphanedEdits: Sendable {
     }
 
     /// Eight hex digits of FNV-1a over the root's path: two projects of one name stay apart.
+    /// The user's home folder from the password database, for when `HOME` is unset (a service).
+    static func homeFromPasswd() -> String {
+        guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/tmp" }
+        return String(cString: home)
+    }
+
     static func shortHash(_ text: String) -> String {
         var hash: UInt32 = 2_166_136_261
         for byte in text.utf8 {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemPackage
 
 /// The configuration in force for one run, with the root and state dir resolved to absolute paths.
@@ -56,14 +57,14 @@ public struct ResolvedConfiguration: Sendable, Equatable {
         }
         var root = base
         if directory == nil, let configured = configuration.root {
-            let folder = file.map { ($0 as NSString).deletingLastPathComponent } ?? currentDirectory
+            let folder = file.map { PathText.parent(of: $0) } ?? currentDirectory
             root = absolute(configured, from: folder)
         }
         guard let real = realpath(root, nil) else { throw .rootUnavailable(path: root, Errno(rawValue: errno)) }
         root = String(cString: real)
         free(real)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var status = stat()
+        guard stat(root, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
             throw .rootUnavailable(path: root, .notDirectory)
         }
         let state = absolute(configuration.stateDir, from: root)
@@ -90,6 +91,6 @@ public struct ResolvedConfiguration: Sendable, Equatable {
 
     private static func absolute(_ path: String, from base: String) -> String {
         let joined = path.hasPrefix("/") ? path : base + "/" + path
-        return (joined as NSString).standardizingPath
+        return PathText.normalized(joined)
     }
 }

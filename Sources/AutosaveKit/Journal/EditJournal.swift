@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemPackage
 
 /// Why the journal cannot be used. The agent refuses to start rather than lose or overwrite it.

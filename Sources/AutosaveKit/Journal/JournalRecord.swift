@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// One accepted edit as the journal keeps it, or the news that a revision reached the disk.
 public struct JournalRecord: Sendable, Equatable {

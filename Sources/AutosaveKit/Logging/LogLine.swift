@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// Formats one log record as the agent prints it, in `text` (logfmt) or `json`.

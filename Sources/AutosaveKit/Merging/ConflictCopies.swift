@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import SystemPackage
 
@@ -35,8 +36,8 @@ public struct ConflictCopies: Sendable {
     ///   versions some other way.
     public func keep(_ bytes: [UInt8], of path: String, revision: Int, at date: Date = Date()) throws(WriteError) -> Kept {
         let target = directory + "/" + path
-        let parent = (target as NSString).deletingLastPathComponent
-        let name = (target as NSString).lastPathComponent
+        let parent = PathText.parent(of: target)
+        let name = PathText.lastComponent(of: target)
         // mkdir and its errno: Foundation's error code here is a Cocoa one, not an errno.
         do throws(Errno) { try Folders.make(parent) } catch {
             throw .system(path: parent, operation: "create conflicts directory", error)
@@ -67,10 +68,10 @@ public struct ConflictCopies: Sendable {
     /// Removes the temp files a crash left in the conflicts directory (it is not watched, so the
     /// start-up scan of the tree does not see them) and returns their paths.
     public func removeLeftoverTempFiles() -> [String] {
-        guard let names = FileManager.default.enumerator(atPath: directory) else { return [] }
+        let names = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
         var removed: [String] = []
-        while let relative = names.nextObject() as? String {
-            let name = (relative as NSString).lastPathComponent
+        for relative in names {
+            let name = PathText.lastComponent(of: relative)
             if IgnoreRules.isAgentTempName(name), unlink(directory + "/" + relative) == 0 {
                 removed.append(directory + "/" + relative)
             }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension TextRope: Equatable {
     /// Whether two texts hold the same bytes. Versions of one text share the chunks an edit did
