@@ -22,5 +22,6 @@ struct Readiness: Sendable {
         if let socket { metadata["socket"] = "\(socket)" }
         logger.info("ready", metadata: metadata)
         notifier?.send("READY=1", logger: logger)
+        StartUpPages.giveBack()
     }
 }
