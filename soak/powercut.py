@@ -50,7 +50,6 @@ The last line: `powercut: R rounds, C cuts, A acknowledged edits, V violations`.
 
 import argparse
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -61,7 +60,7 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from soak import (DEFAULT_BINARY, TEMP_PATTERN, Soak, SoakError, Version, join_all, read_events,  # noqa: E402
+from soak import (TEMP_PATTERN, Soak, SoakError, Version, join_all, parse_arguments, read_events,  # noqa: E402
                   run_soak, short, split_lines, tail)
 
 TORN_BY_TOOL = "files a tool's unsynced write left torn by a cut (restored)"
@@ -181,49 +180,15 @@ class PowerCutSoak(Soak):
     def run_round(self):
         self.round += 1
         self.appended = [0, self.appended[0]]
-        threads = []
-        for _ in range(self.rng.randint(3, 10)):
-            choice = self.rng.random()
-            if choice < 0.5:
-                threads += self.burst(self.rng.randint(1, 5))
-                if self.rng.random() < 0.5:
-                    join_all(threads)
-            elif choice < 0.65:
-                path = self.rng.choice([p for p in self.paths() if not self.path_locks[p].locked()] or self.paths())
-                self.client_job(path, self.rng.getrandbits(64))
-                time.sleep(self.rng.uniform(0, 0.015))
-                self.external_edit(path=path)
-            elif choice < 0.9:
-                self.external_edit()
-            else:
-                time.sleep(self.rng.uniform(0, 0.05))
+        threads = self.activity(burst_share=0.5)
         roll = self.rng.random()
-        if roll < 0.25:
-            kind = "in-flight"  # journal appends and acks on their way
-            threads += self.burst(self.rng.randint(2, 6))
-            time.sleep(self.rng.uniform(0.0, 0.06))
-        elif roll < 0.5:
-            kind = "after-ack"  # saves on their way
-            join_all(threads)
-            threads = self.burst(self.rng.randint(2, 6))
-            join_all(threads)
-            time.sleep(self.rng.uniform(0, (self.agent.settings["delayMs"] + 10) / 1000))
-        elif roll < 0.65:
-            kind = "frozen"  # an external edit the agent never saw
-            join_all(threads)
-            path = self.rng.choice(self.paths())
-            with self.path_locks[path]:
-                if self.agent.freeze():
-                    self._external_edit(path, self.rng.choice(["sed", "durable-replace", "redirect"]),
-                                        random.Random(self.rng.getrandbits(64)), self.next_tag("e"), False)
-                    self.agent.kill()
-        elif roll < 0.85:
-            kind = "random"
-            time.sleep(self.rng.uniform(0, 0.3))
-        else:
-            kind = "settled"  # everything saved: every acknowledged edit must be on disk
+        kind = ("in-flight" if roll < 0.25 else "after-ack" if roll < 0.5 else "frozen" if roll < 0.65
+                else "random" if roll < 0.85 else "settled")
+        if kind == "settled":  # everything saved: every acknowledged edit must be on disk
             join_all(threads)
             self.settle()
+        else:
+            threads = self.interrupt(kind, threads, ["sed", "durable-replace", "redirect"])
         torn = self.rng.random() < 0.5
         self.cut(kind, torn, threads)
         if self.rng.random() < 0.3:
@@ -437,29 +402,13 @@ class PowerCutSoak(Soak):
 
 def main():
     parser = argparse.ArgumentParser(description="Power-cut soak for the autosave agent (see the header of this file).")
-    parser.add_argument("--binary", default=DEFAULT_BINARY, help=f"the autosave binary (default {DEFAULT_BINARY})")
-    parser.add_argument("--rounds", type=int, help="run this many rounds")
-    parser.add_argument("--minutes", type=float, help="run rounds for this long")
-    parser.add_argument("--seed", type=int, help="random seed (printed; a run is replayed from it)")
-    parser.add_argument("--smoke", action="store_true", help="short mode for CI: 12 files, 40 rounds, 2 minutes at most")
-    parser.add_argument("--files", type=int, default=24, help="files in the generated project (default 24)")
     parser.add_argument("--no-fsync", action="store_true", help="journal.fsync and write.fsync false: count the losses")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder even when the run passes")
-    args = parser.parse_args()
-    if args.smoke:
-        args.files = min(args.files, 12)
-        args.minutes = args.minutes or 2.0
-        args.rounds = args.rounds or 40
-    if not args.rounds and not args.minutes:
-        args.rounds = 100
-    if args.seed is None:
-        args.seed = random.SystemRandom().randrange(1, 2**31)
+    args = parse_arguments(parser, files=24, smoke_files=12, smoke_rounds=40)
     reason = why_not_here()
     if reason:
         print(f"powercut: skipped: {reason}")
         return 0 if args.smoke else 2
     return run_soak(PowerCutSoak, args, "powercut", stop=lambda soak: soak.mount.stop())
-
 
 if __name__ == "__main__":
     sys.exit(main())

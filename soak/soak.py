@@ -621,48 +621,12 @@ class Soak:
     def run_round(self):
         self.round += 1
         self.appended = [0, self.appended[0]]
-        threads = []
-        for _ in range(self.rng.randint(3, 10)):
-            choice = self.rng.random()
-            if choice < 0.45:
-                threads += self.burst(self.rng.randint(1, 5))
-                if self.rng.random() < 0.5:
-                    join_all(threads)
-            elif choice < 0.65:
-                # An external edit of a file whose buffer has an unsaved (or half-saved) client write.
-                path = self.rng.choice([p for p in self.paths() if not self.path_locks[p].locked()] or self.paths())
-                self.client_job(path, self.rng.getrandbits(64))
-                time.sleep(self.rng.uniform(0, 0.015))
-                self.external_edit(path=path)
-            elif choice < 0.9:
-                self.external_edit()
-            else:
-                time.sleep(self.rng.uniform(0, 0.05))
-        killed = None
+        threads = self.activity()
         roll = self.rng.random()
-        if roll < 0.2:
-            killed = "in-flight"  # a burst, killed while its appends and acks are in flight
-            threads += self.burst(self.rng.randint(2, 6))
-            time.sleep(self.rng.uniform(0.0, 0.06))
-        elif roll < 0.4:
-            killed = "after-ack"  # a burst, killed once acknowledged, while its saves run
-            join_all(threads)
-            threads = self.burst(self.rng.randint(2, 6))
-            join_all(threads)
-            time.sleep(self.rng.uniform(0, (self.agent.settings["delayMs"] + 10) / 1000))
-        elif roll < 0.55:
-            killed = "frozen"  # an external edit the agent never saw
-            join_all(threads)
-            path = self.rng.choice(self.paths())
-            with self.path_locks[path]:
-                if self.agent.freeze():
-                    self._external_edit(path, self.rng.choice(["sed", "os.replace", "redirect"]),
-                                        random.Random(self.rng.getrandbits(64)), self.next_tag("e"), False)
-                    self.agent.kill()  # SIGKILL ends a stopped process too
-        elif roll < 0.75:
-            killed = "random"
-            time.sleep(self.rng.uniform(0, 0.3))
+        killed = ("in-flight" if roll < 0.2 else "after-ack" if roll < 0.4 else "frozen" if roll < 0.55
+                  else "random" if roll < 0.75 else None)
         if killed:
+            threads = self.interrupt(killed, threads, ["sed", "os.replace", "redirect"])
             if self.agent.alive():
                 self.agent.kill()
             self.kinds[killed] += 1
@@ -676,6 +640,53 @@ class Soak:
             join_all(threads)
         self.settle()
         self.check()
+
+    def activity(self, burst_share=0.45):
+        """A round's work: bursts of client writes, external edits (some of a file whose buffer has
+        a client write just made), pauses. Returns the client threads still running."""
+        threads = []
+        for _ in range(self.rng.randint(3, 10)):
+            choice = self.rng.random()
+            if choice < burst_share:
+                threads += self.burst(self.rng.randint(1, 5))
+                if self.rng.random() < 0.5:
+                    join_all(threads)
+            elif choice < 0.65:
+                # An external edit of a file whose buffer has an unsaved (or half-saved) client write.
+                path = self.rng.choice([p for p in self.paths() if not self.path_locks[p].locked()] or self.paths())
+                self.client_job(path, self.rng.getrandbits(64))
+                time.sleep(self.rng.uniform(0, 0.015))
+                self.external_edit(path=path)
+            elif choice < 0.9:
+                self.external_edit()
+            else:
+                time.sleep(self.rng.uniform(0, 0.05))
+        return threads
+
+    def interrupt(self, moment, threads, frozen_tools):
+        """Leads up to the moment the agent is killed: "in-flight" (a burst whose appends and acks
+        are on their way), "after-ack" (a burst acknowledged, its saves running), "frozen" (the
+        agent stopped, an external edit by one of `frozen_tools` it never sees, killed stopped) or
+        "random". Returns the client threads still running."""
+        if moment == "in-flight":
+            threads += self.burst(self.rng.randint(2, 6))
+            time.sleep(self.rng.uniform(0.0, 0.06))
+        elif moment == "after-ack":
+            join_all(threads)
+            threads = self.burst(self.rng.randint(2, 6))
+            join_all(threads)
+            time.sleep(self.rng.uniform(0, (self.agent.settings["delayMs"] + 10) / 1000))
+        elif moment == "frozen":
+            join_all(threads)
+            path = self.rng.choice(self.paths())
+            with self.path_locks[path]:
+                if self.agent.freeze():
+                    self._external_edit(path, self.rng.choice(frozen_tools),
+                                        random.Random(self.rng.getrandbits(64)), self.next_tag("e"), False)
+                    self.agent.kill()  # SIGKILL ends a stopped process too
+        else:
+            time.sleep(self.rng.uniform(0, 0.3))
+        return threads
 
     def settle(self):
         """`autosave sync`, then wait until no buffer is dirty or saving and no change is pending."""
@@ -895,23 +906,30 @@ def replay_command(args, seed):
 
 def main():
     parser = argparse.ArgumentParser(description="Crash soak for the autosave agent (see the header of this file).")
+    return run_soak(Soak, parse_arguments(parser, files=36, smoke_files=16, smoke_rounds=60), "soak")
+
+
+def parse_arguments(parser, files, smoke_files, smoke_rounds):
+    """The options both soaks take (`parser` may have more), parsed, with --smoke's limits and a
+    seed drawn when none was given."""
     parser.add_argument("--binary", default=DEFAULT_BINARY, help=f"the autosave binary (default {DEFAULT_BINARY})")
     parser.add_argument("--rounds", type=int, help="run this many rounds")
     parser.add_argument("--minutes", type=float, help="run rounds for this long")
     parser.add_argument("--seed", type=int, help="random seed (printed; a run is replayed from it)")
-    parser.add_argument("--smoke", action="store_true", help="short mode for CI: 16 files, 2 minutes at most")
-    parser.add_argument("--files", type=int, default=36, help="files in the generated project (default 36)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated project even when the run passes")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"short mode for CI: {smoke_files} files, {smoke_rounds} rounds, 2 minutes at most")
+    parser.add_argument("--files", type=int, default=files, help=f"files in the generated project (default {files})")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder even when the run passes")
     args = parser.parse_args()
     if args.smoke:
-        args.files = min(args.files, 16)
+        args.files = min(args.files, smoke_files)
         args.minutes = args.minutes or 2.0
-        args.rounds = args.rounds or 60
+        args.rounds = args.rounds or smoke_rounds
     if not args.rounds and not args.minutes:
         args.rounds = 100
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 2**31)
-    return run_soak(Soak, args, "soak")
+    return args
 
 
 def run_soak(kind, args, name, stop=lambda soak: None):
