@@ -349,47 +349,43 @@ class Operations(pyfuse3.Operations):
     async def releasedir(self, fh):
         pass
 
-    async def mkdir(self, parent, name, mode, ctx):
-        path = os.path.join(self.path(parent), fsdecode(name))
-        self.run(os.mkdir, path, mode & ~ctx.umask)
+    def made(self, parent, name, path, kind, details=lambda entry: ()):
+        """Records an object just made at `path` (a new id: its inode number may be a reused one);
+        `details(entry)` completes what the image needs of it (a mode, a target)."""
         entry = self.attributes(path=path)
         self.remember(entry.st_ino, path)
         made = self.image.fresh(entry.st_ino)
-        self.names((self.path(parent), fsdecode(name), entry.st_ino), made=("dir", made))
+        self.names((self.path(parent), fsdecode(name), entry.st_ino), made=(kind, made, *details(entry)))
         return entry
+
+    def removed(self, parent, name, remove):
+        path = os.path.join(self.path(parent), fsdecode(name))
+        inode = self.run(os.lstat, path).st_ino
+        self.run(remove, path)
+        self.forget_path(inode, path)
+        self.names((self.path(parent), fsdecode(name), None))
+
+    async def mkdir(self, parent, name, mode, ctx):
+        path = os.path.join(self.path(parent), fsdecode(name))
+        self.run(os.mkdir, path, mode & ~ctx.umask)
+        return self.made(parent, name, path, "dir")
 
     async def mknod(self, parent, name, mode, rdev, ctx):
         # A Unix socket bound in the mount (the agent's control socket) is made this way.
         path = os.path.join(self.path(parent), fsdecode(name))
         self.run(lambda: os.mknod(path, mode & ~ctx.umask, rdev))
-        entry = self.attributes(path=path)
-        self.remember(entry.st_ino, path)
-        made = self.image.fresh(entry.st_ino)
-        self.names((self.path(parent), fsdecode(name), entry.st_ino), made=("node", made, entry.st_mode, entry.st_rdev))
-        return entry
+        return self.made(parent, name, path, "node", lambda entry: (entry.st_mode, entry.st_rdev))
 
     async def rmdir(self, parent, name, ctx):
-        path = os.path.join(self.path(parent), fsdecode(name))
-        inode = self.run(os.lstat, path).st_ino
-        self.run(os.rmdir, path)
-        self.forget_path(inode, path)
-        self.names((self.path(parent), fsdecode(name), None))
+        self.removed(parent, name, os.rmdir)
 
     async def unlink(self, parent, name, ctx):
-        path = os.path.join(self.path(parent), fsdecode(name))
-        inode = self.run(os.lstat, path).st_ino
-        self.run(os.unlink, path)
-        self.forget_path(inode, path)
-        self.names((self.path(parent), fsdecode(name), None))
+        self.removed(parent, name, os.unlink)
 
     async def symlink(self, parent, name, target, ctx):
         path = os.path.join(self.path(parent), fsdecode(name))
         self.run(os.symlink, fsdecode(target), path)
-        entry = self.attributes(path=path)
-        self.remember(entry.st_ino, path)
-        made = self.image.fresh(entry.st_ino)
-        self.names((self.path(parent), fsdecode(name), entry.st_ino), made=("symlink", made, fsdecode(target)))
-        return entry
+        return self.made(parent, name, path, "symlink", lambda entry: (fsdecode(target),))
 
     async def link(self, inode, parent, name, ctx):
         path = os.path.join(self.path(parent), fsdecode(name))
@@ -442,12 +438,9 @@ class Operations(pyfuse3.Operations):
     async def create(self, parent, name, mode, flags, ctx):
         path = os.path.join(self.path(parent), fsdecode(name))
         fd = self.run(os.open, path, flags | os.O_CREAT, mode & ~ctx.umask)
-        entry = self.attributes(fd=fd)
-        self.remember(entry.st_ino, path)
-        self.fds[fd] = entry.st_ino
         # The kernel asks for `create` only where its lookup found no file: this one is new.
-        made = self.image.fresh(entry.st_ino)
-        self.names((self.path(parent), fsdecode(name), entry.st_ino), made=("file", made, stat_m.S_IMODE(entry.st_mode)))
+        entry = self.made(parent, name, path, "file", lambda entry: (stat_m.S_IMODE(entry.st_mode),))
+        self.fds[fd] = entry.st_ino
         return pyfuse3.FileInfo(fh=fd), entry
 
     async def read(self, fh, offset, length):

@@ -242,14 +242,19 @@ class LifeTests(MCPTestCase):
         self.assertEqual(self.read("a.txt"), "new\n", "saved on the way out")
         self.assertFalse(os.path.exists(os.path.join(self.root, ".autosave", "agent.sock")))
 
-    def test_sigterm_stops_the_in_process_agent_while_input_is_open(self):
+    def server_holding_an_unsaved_write(self):
+        """`autosave mcp` over raw pipes, its in-process agent holding "new" for a.txt (on disk "old")."""
         self.write("a.txt", "old\n")
         process = subprocess.Popen([BINARY, "mcp", self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
-        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                   "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}}
-        process.stdin.write((json.dumps(request) + "\n").encode())
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}}
+        process.stdin.write((json.dumps(call) + "\n").encode())
         process.stdin.flush()
         self.assertFalse(json.loads(process.stdout.readline())["result"]["isError"])
+        return process
+
+    def test_sigterm_stops_the_in_process_agent_while_input_is_open(self):
+        process = self.server_holding_an_unsaved_write()
         process.send_signal(signal.SIGTERM)
         self.assertEqual(process.wait(timeout=30), 0)
         self.assertEqual(self.read("a.txt"), "new\n", "saved on the way out")
@@ -258,13 +263,7 @@ class LifeTests(MCPTestCase):
     def test_a_client_that_stops_reading_stops_the_server_cleanly(self):
         # The reader of standard output goes away: the next answer cannot be written, and the
         # in-process agent stops as on end of input, saving what it holds.
-        self.write("a.txt", "old\n")
-        process = subprocess.Popen([BINARY, "mcp", self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
-        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}}
-        process.stdin.write((json.dumps(call) + "\n").encode())
-        process.stdin.flush()
-        self.assertFalse(json.loads(process.stdout.readline())["result"]["isError"])
+        process = self.server_holding_an_unsaved_write()
         process.stdout.close()
         process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
         process.stdin.flush()
