@@ -55,16 +55,18 @@ public struct Agent: Service {
             while !stopping.isStopping {
                 let startedAt = clock.now
                 let workspace = Workspace(configuration: configuration, clock: clock, logger: logger)
-                let scan: DirectoryScan
-                do { scan = try await workspace.start(carriedOver: carriedOver) } catch {
+                let ready: Readiness
+                do {
+                    ready = Readiness(
+                        root: configuration.root, scan: try await workspace.start(carriedOver: carriedOver),
+                        startedAt: startedAt, clock: clock, logger: logger, notifier: notifier)
+                } catch {
                     flushed.fail(error)
                     return
                 }
                 current.set(workspace)
                 // A signal that came while the workspace was being made flushed the one before.
                 if stopping.isStopping { flushed.start { await workspace.shutdown() } }
-                let ready = Readiness(
-                    root: configuration.root, scan: scan, startedAt: startedAt, clock: clock, logger: logger, notifier: notifier)
                 await serve(workspace, configuration: configuration, lock: lock, ready: ready) { error in
                     flushed.fail(error)
                     flushed.start { await workspace.shutdown() }

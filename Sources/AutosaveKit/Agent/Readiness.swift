@@ -5,18 +5,34 @@ import Logging
 /// reach the agent, and tells the service manager `READY=1`.
 struct Readiness: Sendable {
     let root: String
-    let scan: DirectoryScan
+    /// The first scan's figures, not the scan: its listings (tens of MB on a million files) are
+    /// the known files' business, and the agent runs for as long as this is held.
+    let directories: Int
+    let watches: Int
+    let files: Int
     let startedAt: ContinuousClock.Instant
     let clock: ContinuousClock
     let logger: Logger
     let notifier: ServiceNotifier?
+
+    init(
+        root: String, scan: DirectoryScan, startedAt: ContinuousClock.Instant, clock: ContinuousClock, logger: Logger,
+        notifier: ServiceNotifier?
+    ) {
+        self.root = root
+        (directories, watches, files) = (scan.directories, scan.watches, scan.fileCount)
+        self.startedAt = startedAt
+        self.clock = clock
+        self.logger = logger
+        self.notifier = notifier
+    }
 
     /// Announces readiness; `socket` is where clients connect (nil when the agent serves none).
     func announce(socket: String?) {
         let elapsed = clock.now - startedAt
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var metadata: Logger.Metadata = [
-            "root": "\(root)", "dirs": "\(scan.directories)", "watches": "\(scan.watches)", "files": "\(scan.fileCount)",
+            "root": "\(root)", "dirs": "\(directories)", "watches": "\(watches)", "files": "\(files)",
             "ms": "\((milliseconds * 10).rounded() / 10)",
         ]
         if let socket { metadata["socket"] = "\(socket)" }

@@ -1,3 +1,4 @@
+import CAutosaveShims
 import Glibc
 
 /// Gives back the memory of the code only start-up ran, once the agent is ready.
@@ -9,11 +10,16 @@ import Glibc
 /// resident set (and from memory, where nothing else maps them) at no risk; what runs later
 /// faults back in, from the page cache or from disk. Best effort: without `/proc` or Linux 5.4's
 /// `MADV_PAGEOUT` nothing changes.
+///
+/// Start-up's heap goes too: the first scan's listings and the probe threads' arenas are freed by
+/// then but stay resident, scattered between live data, until `malloc_trim` hands their pages
+/// back (11 MB of 106 MB on a million files).
 enum StartUpPages {
-    /// Reclaims the resident pages of the executable's read-only mappings; returns how many bytes
-    /// of mappings were advised.
+    /// Reclaims the resident pages of the executable's read-only mappings and the heap's free
+    /// pages; returns how many bytes of mappings were advised.
     @discardableResult
     static func giveBack() -> Int {
+        defer { _ = CAutosaveShims_trimHeap() }
         guard let executable = Self.executablePath(), let maps = Self.contents(of: "/proc/self/maps") else { return 0 }
         var advised = 0
         for line in maps.split(separator: UInt8(ascii: "\n")) {

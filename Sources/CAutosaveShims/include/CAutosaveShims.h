@@ -31,6 +31,11 @@ static inline int CAutosaveShims_setLease(int fd, int type) { return fcntl(fd, F
 static inline int CAutosaveShims_readLease(void) { return F_RDLCK; }
 static inline int CAutosaveShims_noLease(void) { return F_UNLCK; }
 
+/// `malloc_trim(0)`: hands the heap's free pages back to the kernel, in every arena (glibc's
+/// <malloc.h>, which Glibc's Swift module leaves out). Returns 1 when memory was released.
+int malloc_trim(size_t pad);
+static inline int CAutosaveShims_trimHeap(void) { return malloc_trim(0); }
+
 /// `llistxattr`: the NUL-separated attribute names of `path` (its final symlink not followed).
 long CAutosaveShims_listAttributes(const char *_Nonnull path, char *_Nullable names, size_t size);
 
