@@ -10,6 +10,35 @@ struct DirectoryEntry: Sendable {
     var changeTime: Int64?
 }
 
+/// One directory as a scan keeps it; see `DirectoryListing.contents`.
+struct DirectoryContents: Sendable {
+    var files = FileNames()
+    /// `st_ctim` per file, in the order of `files`, when the listing stat'ed files.
+    var changeTimes: [Int64]?
+    var directories: [String] = []
+    /// Names of ignored files that `EntryFilter.isLeftover` picked out.
+    var leftovers: [String] = []
+    /// The directory holds `EntryFilter.privateMarker`: another program's private directory.
+    var hasPrivateMarker = false
+}
+
+/// Which entries of one directory a scan leaves out, and which of those it points out as
+/// leftovers: a tree's rules, bound to one directory so that probes on other threads can use it.
+struct EntryFilter: Sendable {
+    let mailbox: Mailbox
+    /// The directory's path relative to the root.
+    let directory: String
+    let collectsLeftovers: Bool
+
+    var privateMarker: String? { mailbox.privateMarker }
+
+    func isIgnored(_ name: String, isDirectory: Bool) -> Bool {
+        mailbox.ignores(name, in: directory, isDirectory: isDirectory)
+    }
+
+    func isLeftover(_ name: String) -> Bool { mailbox.isLeftover(name) }
+}
+
 /// Lists a directory with `readdir` and `d_type`, without an `lstat` per entry.
 ///
 /// Only file systems that leave `d_type` unknown cost an `fstatat`. Symbolic links are entries,
@@ -17,10 +46,42 @@ struct DirectoryEntry: Sendable {
 enum DirectoryListing {
     /// - Throws: `Errno` from `opendir` (`ENOENT` when it vanished, `EACCES`, `ENOTDIR`).
     static func entries(of absolutePath: String, statFiles: Bool) throws(Errno) -> [DirectoryEntry] {
+        var result: [DirectoryEntry] = []
+        try visit(absolutePath, statFiles: statFiles) { name, isDirectory, changeTime in
+            result.append(DirectoryEntry(name: name, isDirectory: isDirectory, changeTime: changeTime))
+        }
+        return result
+    }
+
+    /// What a scan keeps of one directory, sorted as it is read: the files' names (compactly,
+    /// in the order they were read, which `changeTimes` follows), the subdirectories' names, and
+    /// the ignored files `filter` calls leftovers. Runs on any thread, so a scan's probes make
+    /// their listings in parallel.
+    ///
+    /// - Throws: `Errno` from `opendir` (`ENOENT` when it vanished, `EACCES`, `ENOTDIR`).
+    static func contents(of absolutePath: String, statFiles: Bool, filter: EntryFilter) throws(Errno) -> DirectoryContents {
+        var contents = DirectoryContents(changeTimes: statFiles ? [] : nil)
+        try visit(absolutePath, statFiles: statFiles) { name, isDirectory, changeTime in
+            if !isDirectory, name == filter.privateMarker { contents.hasPrivateMarker = true }
+            if filter.isIgnored(name, isDirectory: isDirectory) {
+                if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
+            } else if isDirectory {
+                contents.directories.append(name)
+            } else if contents.files.insert(name) {
+                contents.changeTimes?.append(changeTime ?? 0)
+            }
+        }
+        return contents
+    }
+
+    /// Reads a directory with `readdir`, skipping `.` and `..`; `body` gets each entry's name,
+    /// whether it is a directory and, for a file when `statFiles`, its `st_ctim`.
+    private static func visit(
+        _ absolutePath: String, statFiles: Bool, _ body: (String, Bool, Int64?) -> Void
+    ) throws(Errno) {
         guard let directory = opendir(absolutePath) else { throw Errno(rawValue: errno) }
         defer { closedir(directory) }
         let fd = dirfd(directory)
-        var result: [DirectoryEntry] = []
         while let entry = readdir(directory) {
             let namePointer = CInotifyTools_direntName(entry)
             if namePointer[0] == 0x2E
@@ -28,7 +89,6 @@ enum DirectoryListing {
             {
                 continue
             }
-            let name = String(cString: namePointer)
             var type = CInotifyTools_direntType(entry)
             var changeTime: Int64?
             if type == UInt8(DT_UNKNOWN) || (statFiles && type != UInt8(DT_DIR)) {
@@ -38,9 +98,8 @@ enum DirectoryListing {
                 changeTime = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
             }
             let isDirectory = type == UInt8(DT_DIR)
-            result.append(DirectoryEntry(name: name, isDirectory: isDirectory, changeTime: isDirectory ? nil : changeTime))
+            body(String(cString: namePointer), isDirectory, isDirectory ? nil : changeTime)
         }
-        return result
     }
 
     /// - Throws: `Errno` from `stat`, or `ENOTDIR` when the path is not a directory.

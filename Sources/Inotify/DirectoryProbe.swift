@@ -11,29 +11,35 @@ import SystemPackage
 struct DirectoryProbe: Sendable {
     /// The watch descriptor, or why the directory could not be watched.
     var watch: Result<Int32, Errno>
-    /// The entries, or nil when the directory vanished or cannot be read.
-    var entries: [DirectoryEntry]?
+    /// What the directory holds, or nil when it vanished or cannot be read.
+    var contents: DirectoryContents?
 
-    init(_ absolutePath: String, instance: InotifyDescriptor, statFiles: Bool) {
-        do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: absolutePath)) } catch {
-            watch = .failure(error)
-        }
-        entries = try? DirectoryListing.entries(of: absolutePath, statFiles: statFiles)
+    /// A directory to probe: where it is, and the filter its listing applies.
+    struct Target: Sendable {
+        var absolutePath: String
+        var filter: EntryFilter
     }
 
-    /// Probes every path, in parallel when there are enough to be worth the threads; the results
-    /// come back in the order of `absolutePaths`.
-    static func probe(_ absolutePaths: [String], instance: InotifyDescriptor, statFiles: Bool) -> [DirectoryProbe] {
-        guard absolutePaths.count >= parallelThreshold else {
-            return absolutePaths.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) }
+    init(_ target: Target, instance: InotifyDescriptor, statFiles: Bool) {
+        do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: target.absolutePath)) } catch {
+            watch = .failure(error)
         }
-        let results = ProbeResults(count: absolutePaths.count)
+        contents = try? DirectoryListing.contents(of: target.absolutePath, statFiles: statFiles, filter: target.filter)
+    }
+
+    /// Probes every target, in parallel when there are enough to be worth the threads; the
+    /// results come back in the order of `targets`.
+    static func probe(_ targets: [Target], instance: InotifyDescriptor, statFiles: Bool) -> [DirectoryProbe] {
+        guard targets.count >= parallelThreshold else {
+            return targets.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) }
+        }
+        let results = ProbeResults(count: targets.count)
         let next = Atomic(0)
-        onThreads(min(threadCount, absolutePaths.count)) {
+        onThreads(min(threadCount, targets.count)) {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < absolutePaths.count else { return }
-                results.store(DirectoryProbe(absolutePaths[index], instance: instance, statFiles: statFiles), at: index)
+                guard index < targets.count else { return }
+                results.store(DirectoryProbe(targets[index], instance: instance, statFiles: statFiles), at: index)
             }
         }
         return results.collect()

@@ -225,6 +225,20 @@ final class Mailbox: Sendable {
         self.sink = sink
     }
 
+    /// `relative` made absolute against the root.
+    func absolutePath(_ relative: String) -> String {
+        relative.isEmpty ? root : (root == "/" ? "/" + relative : root + "/" + relative)
+    }
+
+    /// Whether the tree leaves `name` in `directory` out: the rules say so, or it is the
+    /// watcher's own cookie directory.
+    func ignores(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
+        if isDirectory && absolutePath(directory.isEmpty ? name : directory + "/" + name) == cookieDirectory {
+            return true
+        }
+        return isIgnored(directory, name, isDirectory)
+    }
+
     var isRegistered: Bool {
         get { state.withLock { $0.isRegistered } }
         set { state.withLock { $0.isRegistered = newValue } }

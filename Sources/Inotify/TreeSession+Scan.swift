@@ -15,11 +15,12 @@ extension TreeSession {
         while !level.isEmpty {
             directories += level.count
             let probes = DirectoryProbe.probe(
-                level.map { absolutePath($0.1) }, instance: instance.shared, statFiles: statFiles)
+                level.map { DirectoryProbe.Target(absolutePath: absolutePath($0.1), filter: filter(for: $0.1)) },
+                instance: instance.shared, statFiles: statFiles)
             var next: [(DirectoryNode, String)] = []
             for ((node, path), probe) in zip(level, probes) {
                 record(probe.watch, for: node)
-                next += list(node, path: path, entries: probe.entries, statFiles: statFiles, into: &listings)
+                next += list(node, path: path, contents: probe.contents, into: &listings)
             }
             level = next
         }
@@ -48,8 +49,8 @@ extension TreeSession {
         for (node, path) in nodes {
             directories += 1
             watch(node, path: path)
-            let entries = try? DirectoryListing.entries(of: absolutePath(path), statFiles: true)
-            for (child, _) in list(node, path: path, entries: entries, statFiles: true, into: &listings) where child.wd == nil {
+            let contents = try? DirectoryListing.contents(of: absolutePath(path), statFiles: true, filter: filter(for: path))
+            for (child, _) in list(node, path: path, contents: contents, into: &listings) where child.wd == nil {
                 // A directory that appeared since the last scan: walk it like any new directory.
                 guard unwatched[ObjectIdentifier(child)] == nil else { continue }
                 let scan = scanTree(from: child, statFiles: true, unseenSince: since)
@@ -67,43 +68,32 @@ extension TreeSession {
     /// Takes one directory's listing into the tree: files go to `listings`, child directories are
     /// returned (existing nodes reused, new ones created) and children that vanished are dropped.
     private func list(
-        _ node: DirectoryNode, path: String, entries: [DirectoryEntry]?, statFiles: Bool,
-        into listings: inout [DirectoryScan.Listing]
+        _ node: DirectoryNode, path: String, contents: DirectoryContents?, into listings: inout [DirectoryScan.Listing]
     ) -> [(DirectoryNode, String)] {
-        guard let entries else {
+        guard let contents else {
             // It vanished or cannot be read: the parent's event (or the next rescan) settles it.
             return []
         }
-        if node !== tree, let marker = mailbox.privateMarker,
-            entries.contains(where: { !$0.isDirectory && $0.name == marker })
-        {
+        if node !== tree, contents.hasPrivateMarker {
             dropPrivate(node)
             return []
         }
-        var children: [(DirectoryNode, String)] = []
-        var seen = Set<String>()
-        var names: [String] = []
-        var changeTimes: [Int64]? = statFiles ? [] : nil
-        for entry in entries {
-            guard !isIgnored(entry.name, in: path, isDirectory: entry.isDirectory) else {
-                if collectsLeftovers, !entry.isDirectory, mailbox.isLeftover(entry.name) {
-                    leftovers.append(path.isEmpty ? entry.name : path + "/" + entry.name)
-                }
-                continue
-            }
-            if entry.isDirectory {
-                seen.insert(entry.name)
-                let child = node.children[entry.name] ?? DirectoryNode(name: entry.name, parent: node)
-                node.children[entry.name] = child
-                children.append((child, path.isEmpty ? entry.name : path + "/" + entry.name))
-            } else {
-                names.append(entry.name)
-                changeTimes?.append(entry.changeTime ?? 0)
-            }
+        if collectsLeftovers {
+            leftovers += contents.leftovers.map { path.isEmpty ? $0 : path + "/" + $0 }
         }
-        listings.append(DirectoryScan.Listing(directory: path, names: names, changeTimes: changeTimes))
-        for (name, child) in node.children where !seen.contains(name) {
-            dropSubtree(child)
+        var children: [(DirectoryNode, String)] = []
+        children.reserveCapacity(contents.directories.count)
+        for name in contents.directories {
+            let child = node.children[name] ?? DirectoryNode(name: name, parent: node)
+            node.children[name] = child
+            children.append((child, path.isEmpty ? name : path + "/" + name))
+        }
+        listings.append(DirectoryScan.Listing(directory: path, names: contents.files, changeTimes: contents.changeTimes))
+        if node.children.count > children.count {
+            let seen = Set(contents.directories)
+            for (name, child) in node.children where !seen.contains(name) {
+                dropSubtree(child)
+            }
         }
         return children
     }

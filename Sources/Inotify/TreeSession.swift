@@ -24,15 +24,15 @@ final class TreeSession {
 
     var root: String { mailbox.root }
 
-    func absolutePath(_ relative: String) -> String {
-        relative.isEmpty ? root : (root == "/" ? "/" + relative : root + "/" + relative)
-    }
+    func absolutePath(_ relative: String) -> String { mailbox.absolutePath(relative) }
 
     func isIgnored(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
-        if isDirectory && absolutePath(directory.isEmpty ? name : directory + "/" + name) == mailbox.cookieDirectory {
-            return true
-        }
-        return mailbox.isIgnored(directory, name, isDirectory)
+        mailbox.ignores(name, in: directory, isDirectory: isDirectory)
+    }
+
+    /// The filter a listing of `directory` applies.
+    func filter(for directory: String) -> EntryFilter {
+        EntryFilter(mailbox: mailbox, directory: directory, collectsLeftovers: collectsLeftovers)
     }
 
     func emit(_ event: WatchEvent) { mailbox.sink.yield(event) }

@@ -74,7 +74,8 @@ public struct DirectoryScan: Sendable, Equatable {
     public struct Listing: Sendable, Equatable {
         /// The directory's path relative to the root (`""` for the root).
         public var directory: String
-        public var names: [String]
+        /// The files' names, in the order they were read (the order of `changeTimes`).
+        public var names: FileNames
         /// `st_ctim` per name (ns since the epoch), when the scan stat'ed files.
         public var changeTimes: [Int64]?
     }
@@ -107,9 +108,8 @@ extension DirectoryScan {
     /// Every file found, with its relative path (built on demand).
     public var files: [File] {
         listings.flatMap { listing in
-            listing.names.indices.map { index in
-                let name = listing.names[index]
-                return File(
+            listing.names.enumerated().map { index, name in
+                File(
                     path: listing.directory.isEmpty ? name : listing.directory + "/" + name,
                     changeTime: listing.changeTimes?[index])
             }

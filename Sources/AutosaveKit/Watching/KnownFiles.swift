@@ -3,19 +3,25 @@ import Inotify
 /// The files the watcher knows to exist, as of the last settled change.
 ///
 /// Classification needs it ("did this name exist before the burst?"), and so do rescans. Files
-/// are grouped by directory so a directory move or removal touches one entry per directory.
+/// are grouped by directory so a directory move or removal touches one entry per directory, and
+/// each directory's names are held compactly (`FileNames`): a million files in about 20 MB.
 struct KnownFiles {
-    private var directories: [String: Set<String>] = [:]
+    private var directories: [String: FileNames] = [:]
     private(set) var count = 0
 
     init<S: Sequence>(_ paths: S) where S.Element == String {
         for path in paths { insert(path) }
     }
 
-    /// Takes a scan's listings as they are: one set per directory, no path per file.
+    /// Takes a scan's listings as they are: their name sets are kept, not copied.
     init(_ listings: [DirectoryScan.Listing]) {
+        directories.reserveCapacity(listings.count)
         for listing in listings where !listing.names.isEmpty {
-            directories[listing.directory, default: []].formUnion(listing.names)
+            if directories[listing.directory] == nil {
+                directories[listing.directory] = listing.names
+            } else {
+                for name in listing.names { directories[listing.directory]!.insert(name) }
+            }
         }
         count = directories.values.reduce(0) { $0 + $1.count }
     }
@@ -27,12 +33,12 @@ struct KnownFiles {
 
     mutating func insert(_ path: String) {
         let (directory, name) = Self.split(path)
-        if directories[directory, default: []].insert(name).inserted { count += 1 }
+        if directories[directory, default: FileNames()].insert(name) { count += 1 }
     }
 
     mutating func remove(_ path: String) {
         let (directory, name) = Self.split(path)
-        guard directories[directory]?.remove(name) != nil else { return }
+        guard directories[directory]?.remove(name) == true else { return }
         count -= 1
         if directories[directory]?.isEmpty == true { directories[directory] = nil }
     }

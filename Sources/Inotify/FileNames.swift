@@ -1,0 +1,232 @@
+import Glibc
+
+/// The names of one directory's files, held compactly: a million files cost a few bytes each
+/// rather than a `String` and a hash-table slot apiece.
+///
+/// Every name lives in one byte buffer as a length byte and its UTF-8 bytes, in the order it was
+/// inserted. Up to `linearLimit` names are found by walking the buffer; above that, an
+/// open-addressing index of offsets into it finds them. A removed name's first byte is set to 0
+/// (no file name holds a NUL byte), and the buffer is compacted once half of it is removed names.
+///
+/// Guarantees: a set of names (inserting one twice keeps one), iterated in insertion order. The
+/// empty name is never a member. Names longer than 255 bytes (longer than Linux allows) are held
+/// too, behind a three-byte length.
+public struct FileNames: Sendable, Sequence {
+    /// `[length][bytes]` per name; a length of `longName` is followed by a two-byte length.
+    private var bytes: [UInt8] = []
+    /// Offset + 1 of each name in `bytes`, by hash; 0 is empty, `tombstone` a removed name.
+    /// Empty while `count` is at most `linearLimit`.
+    private var slots: [UInt32] = []
+    /// Slots in use, live names and tombstones, for when to grow or rebuild.
+    private var usedSlots = 0
+    /// Bytes of removed names still in `bytes`.
+    private var removedBytes = 0
+    /// How many names are members.
+    public private(set) var count = 0
+
+    /// Below this many names, walking the buffer is as quick as an index and costs nothing.
+    static var linearLimit: Int { 16 }
+    private static var tombstone: UInt32 { .max }
+    private static var longName: UInt8 { 255 }
+
+    public init() {}
+
+    /// A set of `names`, sized exactly for them.
+    public init<S: Sequence>(_ names: S) where S.Element == String {
+        if let array = names as? [String] {
+            bytes.reserveCapacity(array.reduce(0) { $0 + Self.headerSize($1.utf8.count) + $1.utf8.count })
+        }
+        for name in names { insert(name) }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Whether `name` is a member.
+    public func contains(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { find($0) } != nil
+    }
+
+    /// Adds `name`; returns false when it was already a member (or is empty).
+    @discardableResult
+    public mutating func insert(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { insert($0) }
+    }
+
+    /// Removes `name`; returns false when it was not a member.
+    @discardableResult
+    public mutating func remove(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { remove($0) }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(bytes: bytes) }
+
+    /// The names in insertion order, each made into a `String` as it is reached.
+    public struct Iterator: IteratorProtocol {
+        fileprivate let bytes: [UInt8]
+        fileprivate var offset = 0
+
+        public mutating func next() -> String? {
+            while offset < bytes.count {
+                let (start, length) = FileNames.entry(in: bytes, at: offset)
+                offset = start + length
+                if bytes[start] != 0 {
+                    return String(decoding: bytes[start..<start + length], as: UTF8.self)
+                }
+            }
+            return nil
+        }
+    }
+
+    // MARK: - The byte buffer
+
+    private static func headerSize(_ length: Int) -> Int { length < Int(longName) ? 1 : 3 }
+
+    /// Where the name at `offset` starts, and how long it is.
+    fileprivate static func entry(in bytes: [UInt8], at offset: Int) -> (start: Int, length: Int) {
+        let first = bytes[offset]
+        guard first == longName else { return (offset + 1, Int(first)) }
+        return (offset + 3, Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]))
+    }
+
+    private func matches(_ name: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        let (start, length) = Self.entry(in: bytes, at: offset)
+        guard length == name.count, bytes[start] != 0 else { return false }
+        return bytes.withUnsafeBufferPointer { stored in
+            memcmp(stored.baseAddress! + start, name.baseAddress!, length) == 0
+        }
+    }
+
+    /// The offset of `name`'s entry, when it is a member.
+    private func find(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !name.isEmpty, count > 0 else { return nil }
+        if slots.isEmpty {
+            var offset = 0
+            while offset < bytes.count {
+                if matches(name, at: offset) { return offset }
+                let (start, length) = Self.entry(in: bytes, at: offset)
+                offset = start + length
+            }
+            return nil
+        }
+        return findSlot(name).map { Int(slots[$0]) - 1 }
+    }
+
+    private mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !name.isEmpty, name.count <= Int(UInt16.max), find(name) == nil else { return false }
+        let offset = bytes.count
+        if name.count < Int(Self.longName) {
+            bytes.append(UInt8(name.count))
+        } else {
+            bytes.append(contentsOf: [Self.longName, UInt8(name.count >> 8), UInt8(name.count & 0xFF)])
+        }
+        bytes.append(contentsOf: name)
+        count += 1
+        if !slots.isEmpty {
+            place(offset, hash: Self.hash(name))
+            if usedSlots * 10 > slots.count * 7 { rebuildIndex() }
+        } else if count > Self.linearLimit {
+            rebuildIndex()
+        }
+        return true
+    }
+
+    private mutating func remove(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !name.isEmpty, count > 0 else { return false }
+        let offset: Int
+        if slots.isEmpty {
+            guard let found = find(name) else { return false }
+            offset = found
+        } else {
+            guard let slot = findSlot(name) else { return false }
+            offset = Int(slots[slot]) - 1
+            slots[slot] = Self.tombstone
+        }
+        let (start, length) = Self.entry(in: bytes, at: offset)
+        bytes[start] = 0
+        count -= 1
+        removedBytes += start - offset + length
+        if count == 0 {
+            self = FileNames()
+        } else if removedBytes * 2 > bytes.count && bytes.count > 256 {
+            compact()
+        }
+        return true
+    }
+
+    /// Drops removed names from the buffer, and rebuilds the index on the new offsets.
+    private mutating func compact() {
+        var kept: [UInt8] = []
+        kept.reserveCapacity(bytes.count - removedBytes)
+        var offset = 0
+        while offset < bytes.count {
+            let (start, length) = Self.entry(in: bytes, at: offset)
+            if bytes[start] != 0 { kept.append(contentsOf: bytes[offset..<start + length]) }
+            offset = start + length
+        }
+        bytes = kept
+        removedBytes = 0
+        if count > Self.linearLimit { rebuildIndex() } else { slots = [] }
+    }
+
+    // MARK: - The index
+
+    /// The slot holding `name`, when it is a member.
+    private func findSlot(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
+        let mask = slots.count - 1
+        var slot = Self.hash(name) & mask
+        while slots[slot] != 0 {
+            if slots[slot] != Self.tombstone && matches(name, at: Int(slots[slot]) - 1) { return slot }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    private mutating func place(_ offset: Int, hash: Int) {
+        let mask = slots.count - 1
+        var slot = hash & mask
+        while slots[slot] != 0 && slots[slot] != Self.tombstone { slot = (slot + 1) & mask }
+        if slots[slot] == 0 { usedSlots += 1 }
+        slots[slot] = UInt32(offset + 1)
+    }
+
+    /// A fresh index for the live names, at most half full after this (it is rebuilt past 70%,
+    /// tombstones included).
+    private mutating func rebuildIndex() {
+        var capacity = 32
+        while capacity < count * 2 { capacity *= 2 }
+        slots = [UInt32](repeating: 0, count: capacity)
+        usedSlots = 0
+        var offset = 0
+        while offset < bytes.count {
+            let (start, length) = Self.entry(in: bytes, at: offset)
+            if bytes[start] != 0 {
+                let hash = bytes.withUnsafeBufferPointer { Self.hash(UnsafeBufferPointer(rebasing: $0[start..<start + length])) }
+                place(offset, hash: hash)
+            }
+            offset = start + length
+        }
+    }
+
+    /// FNV-1a: names are short, and a seeded hash buys nothing for a directory's own names.
+    private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 32))
+    }
+}
+
+extension FileNames: Equatable {
+    /// The same names, in whatever order.
+    public static func == (lhs: FileNames, rhs: FileNames) -> Bool {
+        lhs.count == rhs.count && lhs.allSatisfy { rhs.contains($0) }
+    }
+}
+
+extension FileNames: ExpressibleByArrayLiteral {
+    public init(arrayLiteral names: String...) { self.init(names) }
+}
