@@ -86,7 +86,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "InotifyTests", dependencies: ["Inotify", "AutosaveTestKit"]),
+        .testTarget(
+            name: "InotifyTests",
+            dependencies: [
+                "Inotify", "AutosaveTestKit", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(
             name: "AutosaveKitTests",
             dependencies: [

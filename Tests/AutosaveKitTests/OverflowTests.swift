@@ -60,6 +60,34 @@ import Testing
         await harness.stop()
     }
 
+    /// The known files are held per directory, compactly; a directory of thousands of files
+    /// renamed whole must be known at its new place, so that the rescan after an overflow finds
+    /// nothing there that did not change.
+    @Test func aRescanAfterADirectoryOfThousandsOfFilesMovedFindsOnlyWhatChanged() async throws {
+        var files: [String: String] = ["top.txt": "t"]
+        for index in 0..<3_000 { files["big/f\(index).txt"] = "\(index)" }
+        for index in 0..<500 { files["big/deep/g\(index)"] = "g" }
+        let harness = try await WatcherHarness(files: files)
+        try harness.project.rename("big", "moved")
+        let moves = try await harness.settleAll()
+        #expect(moves == [FileChange(.moved, "moved", from: "big", isDirectory: true)])
+        try await harness.waitUntilOlderThanTheRescanMargin("moved/f0.txt")
+        let stall = harness.watcher._stallReader()
+        await stall.waitUntilStalled()
+        try harness.project.write("moved/deep/g7", "changed while events were lost")
+        let limit = KernelLimits.maxQueuedEvents ?? 16_384
+        for index in 0..<(limit / 2 + 10) {
+            close(open(harness.path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        }
+        stall.release()
+        _ = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        try await harness.settleAll()
+        let after = harness.changes.elements.dropFirst(moves.count).filter { !$0.path.hasPrefix("flood-") && $0.path != ".marker" }
+        #expect(after == [FileChange(.modified, "moved/deep/g7")], "the rescan reported \(after.prefix(5))")
+        #expect(await harness.watcher.knownFileCount == 3_501 + limit / 2 + 10)
+        await harness.stop()
+    }
+
     @Test func buffersAreReconciledAfterAnOverflow() async throws {
         let harness = try await WorkspaceHarness(files: ["clean.txt": "old\n", "dirty.txt": "a\nb\nc\n"])
         _ = try await harness.workspace.open("clean.txt")
