@@ -39,7 +39,7 @@ struct EntryFilter: Sendable {
     func isLeftover(_ name: String) -> Bool { mailbox.isLeftover(name) }
 }
 
-/// Lists a directory with `readdir` and `d_type`, without an `lstat` per entry.
+/// Lists a directory with `getdents64` and `d_type`, without an `lstat` per entry.
 ///
 /// Only file systems that leave `d_type` unknown cost an `fstatat`. Symbolic links are entries,
 /// never followed, so a link to a directory is not walked into.
@@ -74,32 +74,44 @@ enum DirectoryListing {
         return contents
     }
 
-    /// Reads a directory with `readdir`, skipping `.` and `..`; `body` gets each entry's name,
-    /// whether it is a directory and, for a file when `statFiles`, its `st_ctim`.
+    /// Reads a directory with `getdents64` through a buffer on the stack, skipping `.` and `..`;
+    /// `body` gets each entry's name, whether it is a directory and, for a file when
+    /// `statFiles`, its `st_ctim`.
     private static func visit(
         _ absolutePath: String, statFiles: Bool, _ body: (String, Bool, Int64?) -> Void
     ) throws(Errno) {
-        guard let directory = opendir(absolutePath) else { throw Errno(rawValue: errno) }
-        defer { closedir(directory) }
-        let fd = dirfd(directory)
-        while let entry = readdir(directory) {
-            let namePointer = CInotifyTools_direntName(entry)
-            if namePointer[0] == 0x2E
-                && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0))
-            {
-                continue
+        let fd = open(absolutePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        defer { close(fd) }
+        let failure: Errno? = withUnsafeTemporaryAllocation(byteCount: 32 * 1024, alignment: 8) { buffer in
+            while true {
+                let count = CInotifyTools_readEntries(fd, buffer.baseAddress!, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return count < 0 ? Errno(rawValue: errno) : nil }
+                var offset = 0
+                while offset < count {
+                    let record = buffer.baseAddress! + offset
+                    offset += Int(CInotifyTools_recordLength(record))
+                    let namePointer = CInotifyTools_recordName(record)
+                    if namePointer[0] == 0x2E
+                        && (namePointer[1] == 0 || (namePointer[1] == 0x2E && namePointer[2] == 0))
+                    {
+                        continue
+                    }
+                    var type = CInotifyTools_recordType(record)
+                    var changeTime: Int64?
+                    if type == UInt8(DT_UNKNOWN) || (statFiles && type != UInt8(DT_DIR)) {
+                        var status = stat()
+                        if fstatat(fd, namePointer, &status, AT_SYMLINK_NOFOLLOW) != 0 { continue }
+                        type = (status.st_mode & S_IFMT) == S_IFDIR ? UInt8(DT_DIR) : UInt8(DT_REG)
+                        changeTime = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
+                    }
+                    let isDirectory = type == UInt8(DT_DIR)
+                    body(String(cString: namePointer), isDirectory, isDirectory ? nil : changeTime)
+                }
             }
-            var type = CInotifyTools_direntType(entry)
-            var changeTime: Int64?
-            if type == UInt8(DT_UNKNOWN) || (statFiles && type != UInt8(DT_DIR)) {
-                var status = stat()
-                if fstatat(fd, namePointer, &status, AT_SYMLINK_NOFOLLOW) != 0 { continue }
-                type = (status.st_mode & S_IFMT) == S_IFDIR ? UInt8(DT_DIR) : UInt8(DT_REG)
-                changeTime = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
-            }
-            let isDirectory = type == UInt8(DT_DIR)
-            body(String(cString: namePointer), isDirectory, isDirectory ? nil : changeTime)
         }
+        if let failure { throw failure }
     }
 
     /// - Throws: `Errno` from `stat`, or `ENOTDIR` when the path is not a directory.

@@ -76,8 +76,8 @@ public struct IgnorePattern: Sendable, Equatable {
     func matches(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
         if isDirectoryOnly && !isDirectory { return false }
         if !isAnchored {
-            if let requiredFirst, path.name.first != requiredFirst { return false }
-            if let requiredLast, path.name.last != requiredLast { return false }
+            if let requiredFirst, path.firstByte != requiredFirst { return false }
+            if let requiredLast, path.lastByte != requiredLast { return false }
             return Self.matchSegment(segments[0][...], path.name)
         }
         return Self.matchSegments(segments[...], path.components[...])
@@ -194,13 +194,32 @@ extension String {
 
 /// A relative path being matched, split into components only when an anchored pattern asks.
 struct MatchedPath {
-    let name: ArraySlice<UInt8>
+    private let text: String
+    /// The name's first and last bytes, read without copying it: most patterns fail on one of
+    /// them, and a scan asks about every entry of the tree.
+    let firstByte: UInt8?
+    let lastByte: UInt8?
     private let directory: String
+    private var bytes: ArraySlice<UInt8>?
     private var split: [ArraySlice<UInt8>]?
 
     init(name: String, directory: String) {
-        self.name = Array(name.utf8)[...]
+        text = name
+        firstByte = name.utf8.first
+        lastByte = name.utf8.last
         self.directory = directory
+    }
+
+    var isEmpty: Bool { firstByte == nil }
+
+    /// The name's bytes, copied the first time a pattern needs them all.
+    var name: ArraySlice<UInt8> {
+        mutating get {
+            if let bytes { return bytes }
+            let copied = Array(text.utf8)[...]
+            bytes = copied
+            return copied
+        }
     }
 
     /// Every component, the name last.

@@ -62,7 +62,7 @@ public struct IgnoreRules: Sendable {
     }
 
     private func isIgnored(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
-        guard !path.name.isEmpty else { return false }
+        guard !path.isEmpty else { return false }
         for pattern in owned where pattern.matches(&path, isDirectory: isDirectory) { return true }
         for pattern in patterns.reversed() where pattern.matches(&path, isDirectory: isDirectory) {
             return !pattern.isNegated
