@@ -27,22 +27,23 @@ struct DirectoryProbe: Sendable {
         contents = try? DirectoryListing.contents(of: target.absolutePath, statFiles: statFiles, filter: target.filter)
     }
 
-    /// Probes every target, in parallel when there are enough to be worth the threads; the
-    /// results come back in the order of `targets`.
-    static func probe(_ targets: [Target], instance: InotifyDescriptor, statFiles: Bool) -> [DirectoryProbe] {
+    /// Starts probing every target, in parallel when there are enough to be worth the threads;
+    /// `ProbeRun.results()` waits for them, in the order of `targets`. The caller may take in
+    /// an earlier run's results meanwhile.
+    static func start(_ targets: [Target], instance: InotifyDescriptor, statFiles: Bool) -> ProbeRun {
         guard targets.count >= parallelThreshold else {
-            return targets.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) }
+            return ProbeRun(done: targets.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) })
         }
         let results = ProbeResults(count: targets.count)
         let next = Atomic(0)
-        onThreads(min(threadCount, targets.count)) {
+        let threads = startThreads(min(threadCount, targets.count)) {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < targets.count else { return }
                 results.store(DirectoryProbe(targets[index], instance: instance, statFiles: statFiles), at: index)
             }
         }
-        return results.collect()
+        return ProbeRun(threads: threads, results: results)
     }
 
     /// Threads probing at once: more than the cores, so that directories not in the cache wait
@@ -56,10 +57,10 @@ struct DirectoryProbe: Sendable {
     static var parallelThreshold: Int { 8 }
 }
 
-/// Slots that `concurrentPerform`'s iterations fill, each its own; read once they have all returned.
-private final class ProbeResults: @unchecked Sendable {
-    // Unchecked: each index is written by exactly one iteration, and `collect` runs after
-    // `concurrentPerform` returned, which orders every write before the read.
+/// Slots that the probe threads fill, each its own; read once they have all been joined.
+final class ProbeResults: @unchecked Sendable {
+    // Unchecked: each index is written by exactly one thread, and `collect` runs after every
+    // thread was joined, which orders every write before the read.
     private let slots: UnsafeMutableBufferPointer<DirectoryProbe?>
 
     init(count: Int) {
@@ -77,10 +78,31 @@ private final class ProbeResults: @unchecked Sendable {
     func collect() -> [DirectoryProbe] { slots.map { $0! } }
 }
 
-/// Runs `body` on `count` threads of its own at once; returns when every one has returned.
+/// Probes under way on threads of their own; `results()` joins them.
+struct ProbeRun {
+    private var threads: [pthread_t] = []
+    private var pending: ProbeResults?
+    private var done: [DirectoryProbe] = []
+
+    init(done: [DirectoryProbe]) { self.done = done }
+
+    init(threads: [pthread_t], results: ProbeResults) {
+        self.threads = threads
+        pending = results
+    }
+
+    /// Waits for every probe and returns them in the order of their targets.
+    consuming func results() -> [DirectoryProbe] {
+        for thread in threads { pthread_join(thread, nil) }
+        return pending?.collect() ?? done
+    }
+}
+
+/// Starts `body` on `count` threads of its own at once; the caller joins them. Without a thread
+/// of its own (none could be made), the work still gets done, here, before this returns.
 ///
 /// Plain threads, not Dispatch's pool, which keeps to one thread per core while they block.
-private func onThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+private func startThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) -> [pthread_t] {
     final class Work: Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -99,7 +121,6 @@ private func onThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) {
             Unmanaged<Work>.fromOpaque(work).release()
         }
     }
-    // Without a thread of its own (none could be made), the work still gets done, here.
     if threads.isEmpty { body() }
-    for thread in threads { pthread_join(thread, nil) }
+    return threads
 }

@@ -10,23 +10,39 @@ extension TreeSession {
         var listings: [DirectoryScan.Listing] = []
         var directories = 0
         // Level by level: a level's directories are watched and listed in parallel, then
-        // taken into the tree here, which finds the next level.
+        // taken into the tree here, which finds the next level. A big level goes in batches, so
+        // that this thread takes in one batch while the next is probed.
         var level = [(start, start.relativePath)]
         while !level.isEmpty {
             directories += level.count
-            let probes = DirectoryProbe.probe(
-                level.map { DirectoryProbe.Target(absolutePath: absolutePath($0.1), filter: filter(for: $0.1)) },
-                instance: instance.shared, statFiles: statFiles)
+            let batches = stride(from: 0, to: level.count, by: Self.probeBatch).map {
+                level[$0..<min($0 + Self.probeBatch, level.count)]
+            }
+            var running = probe(batches[0], statFiles: statFiles)
             var next: [(DirectoryNode, String)] = []
-            for ((node, path), probe) in zip(level, probes) {
-                record(probe.watch, for: node)
-                next += list(node, path: path, contents: probe.contents, into: &listings)
+            for index in batches.indices {
+                let probes = running.results()
+                if index + 1 < batches.count { running = probe(batches[index + 1], statFiles: statFiles) }
+                for ((node, path), probe) in zip(batches[index], probes) {
+                    record(probe.watch, for: node)
+                    next += list(node, path: path, contents: probe.contents, into: &listings)
+                }
             }
             level = next
         }
         return makeScan(
             scope: [start.relativePath], isRecursive: true, listings: listings, directories: directories,
             unseenSince: unseenSince, started: started)
+    }
+
+    /// Directories probed at once: enough to keep the probe threads busy while the batch before
+    /// is taken in (a few ms of either on 4,096), few enough that little waits at a level's end.
+    static var probeBatch: Int { 4_096 }
+
+    private func probe(_ batch: ArraySlice<(DirectoryNode, String)>, statFiles: Bool) -> ProbeRun {
+        DirectoryProbe.start(
+            batch.map { DirectoryProbe.Target(absolutePath: absolutePath($0.1), filter: filter(for: $0.1)) },
+            instance: instance.shared, statFiles: statFiles)
     }
 
     /// After the kernel queue overflowed: report it, then rebuild the whole tree from disk.
