@@ -19,7 +19,6 @@ struct Autosave: AsyncParsableCommand {
 
     /// Runs the command line; usage errors exit with 2 (not ArgumentParser's 64), like bad configuration.
     static func main() async {
-        EventLoopThreads.useOne()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

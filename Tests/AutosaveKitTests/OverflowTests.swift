@@ -46,14 +46,7 @@ import Testing
         try harness.project.rename("g.txt", "h.txt")
         let before = try await harness.settleAll()
         #expect(Set(before) == [FileChange(.modified, "f.txt"), FileChange(.moved, "h.txt", from: "g.txt")])
-        let stall = harness.watcher._stallReader()
-        await stall.waitUntilStalled()
-        let limit = KernelLimits.maxQueuedEvents ?? 16_384
-        for index in 0..<(limit / 2 + 10) {
-            close(open(harness.path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
-        }
-        stall.release()
-        _ = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        try await harness.overflow()
         try await harness.settleAll()
         let repeated = harness.changes.elements.filter { ["f.txt", "g.txt", "h.txt"].contains($0.path) }
         #expect(repeated.count == 2, "reported again: \(repeated.dropFirst(2))")
@@ -76,19 +69,13 @@ import Testing
         try await harness.settleAll()
         let before = harness.changes.elements.count
         try await harness.waitUntilOlderThanTheRescanMargin("moved/f0.txt")
-        let stall = harness.watcher._stallReader()
-        await stall.waitUntilStalled()
-        try harness.project.write("moved/deep/g7", "changed while events were lost")
-        let limit = KernelLimits.maxQueuedEvents ?? 16_384
-        for index in 0..<(limit / 2 + 10) {
-            close(open(harness.path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        let flood = try await harness.overflow {
+            try harness.project.write("moved/deep/g7", "changed while events were lost")
         }
-        stall.release()
-        _ = try await harness.logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
         try await harness.settleAll()
         let after = harness.changes.elements.dropFirst(before).filter { !$0.path.hasPrefix("flood-") && $0.path != ".marker" }
         #expect(after == [FileChange(.modified, "moved/deep/g7")], "the rescan reported \(after.prefix(5))")
-        #expect(await harness.watcher.knownFileCount == 3_501 + limit / 2 + 10)
+        #expect(await harness.watcher.knownFileCount == 3_501 + flood)
         await harness.stop()
     }
 
@@ -111,5 +98,24 @@ import Testing
         #expect(try await harness.text("clean.txt") == "new\n")
         #expect(try await harness.text("dirty.txt") == "A\nb\nC\n")
         await harness.stop()
+    }
+}
+
+extension WatcherHarness {
+    /// Overflows the kernel's queue: stalls the watcher's reader, does `meanwhile`, creates
+    /// `flood-N` files until the queue is past its limit, lets the reader go and waits for the
+    /// rescan. Returns how many files it created.
+    @discardableResult
+    func overflow(meanwhile: () throws -> Void = {}) async throws -> Int {
+        let stall = watcher._stallReader()
+        await stall.waitUntilStalled()
+        try meanwhile()
+        let count = (KernelLimits.maxQueuedEvents ?? 16_384) / 2 + 10
+        for index in 0..<count {
+            close(open(path("flood-\(index)"), O_WRONLY | O_CREAT, 0o644))
+        }
+        stall.release()
+        _ = try await logs.first(timeout: .seconds(60), "rescan") { $0.event == "rescan" }
+        return count
     }
 }

@@ -45,13 +45,13 @@ struct OrphanedEdits: Sendable {
         return target
     }
 
-    /// Eight hex digits of FNV-1a over the root's path: two projects of one name stay apart.
     /// The user's home folder from the password database, for when `HOME` is unset (a service).
     static func homeFromPasswd() -> String {
         guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/tmp" }
         return String(cString: home)
     }
 
+    /// Eight hex digits of FNV-1a over the root's path: two projects of one name stay apart.
     static func shortHash(_ text: String) -> String {
         var hash: UInt32 = 2_166_136_261
         for byte in text.utf8 {
