@@ -9,8 +9,8 @@ import Glibc
 /// (no file name holds a NUL byte), and the buffer is compacted once half of it is removed names.
 ///
 /// Guarantees: a set of names (inserting one twice keeps one), iterated in insertion order. The
-/// empty name is never a member. Names longer than 255 bytes (longer than Linux allows) are held
-/// too, behind a three-byte length.
+/// empty name is never a member, nor a name over 65,535 bytes. Names of 255 bytes or more (Linux
+/// allows 255) are held behind a three-byte length.
 public struct FileNames: Sendable, Sequence {
     /// `[length][bytes]` per name; a length of `longName` is followed by a two-byte length.
     private var bytes: [UInt8] = []

@@ -1,5 +1,4 @@
 import ArgumentParser
-import AutosaveControl
 import AutosaveKit
 import FoundationEssentials
 import Glibc
