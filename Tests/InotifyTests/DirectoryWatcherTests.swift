@@ -1,6 +1,6 @@
 import AutosaveTestKit
 import Foundation
-import Inotify
+@testable import Inotify
 import Testing
 
 /// A started watcher on a temp project, its events recorded.
@@ -45,6 +45,26 @@ struct WatchedProject {
         #expect(Set(project.scan.files.map(\.path)) == ["a.txt", "src/b.txt", "src/deep/c.txt", "build/out.o"])
         #expect(project.scan.directories == 4)
         #expect(project.scan.watches == 4)
+        await project.watcher.stop()
+    }
+
+    /// A level bigger than a probe batch is probed in batches, one taken into the tree while the
+    /// next is probed: every directory of every batch is watched, its files listed, the ignore
+    /// rules applied by the probe threads.
+    @Test func aLevelOfSeveralProbeBatchesIsWatchedAndListedWhole() async throws {
+        let count = TreeSession.probeBatch * 2 + 100
+        var files: [String: String] = [:]
+        for index in 0..<count {
+            files["d\(index)/f.txt"] = "\(index)"
+            if index % 1000 == 0 { files["d\(index)/f.tmp"] = "ignored" }
+        }
+        let project = try await WatchedProject(files: files, ignoring: { path, isDirectory in !isDirectory && path.hasSuffix(".tmp") })
+        #expect(project.scan.directories == count + 1)
+        #expect(project.scan.watches == count + 1)
+        #expect(Set(project.scan.files.map(\.path)) == Set((0..<count).map { "d\($0)/f.txt" }))
+        try project.directory.write("d\(count - 1)/new.txt", "n")
+        try await project.sync()
+        #expect(project.fileEvents().contains("created d\(count - 1)/new.txt"))
         await project.watcher.stop()
     }
 
