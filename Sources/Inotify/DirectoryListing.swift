@@ -32,6 +32,13 @@ struct EntryFilter: Sendable {
 
     var privateMarker: String? { mailbox.privateMarker }
 
+    /// Whether a file's name must be looked at (asked about, compared with the private marker),
+    /// judged by its bytes alone: false means it is a plain file name to keep.
+    func needsLooking(atFile name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let screen = mailbox.fileScreen, let first = name.first, let last = name.last else { return true }
+        return screen.mayApply(first: first, last: last)
+    }
+
     func isIgnored(_ name: String, isDirectory: Bool) -> Bool {
         mailbox.ignores(name, in: directory, isDirectory: isDirectory)
     }
@@ -48,7 +55,7 @@ enum DirectoryListing {
     static func entries(of absolutePath: String, statFiles: Bool) throws(Errno) -> [DirectoryEntry] {
         var result: [DirectoryEntry] = []
         try visit(absolutePath, statFiles: statFiles) { name, isDirectory, changeTime in
-            result.append(DirectoryEntry(name: name, isDirectory: isDirectory, changeTime: changeTime))
+            result.append(DirectoryEntry(name: name.string, isDirectory: isDirectory, changeTime: changeTime))
         }
         return result
     }
@@ -61,7 +68,14 @@ enum DirectoryListing {
     /// - Throws: `Errno` from `opendir` (`ENOENT` when it vanished, `EACCES`, `ENOTDIR`).
     static func contents(of absolutePath: String, statFiles: Bool, filter: EntryFilter) throws(Errno) -> DirectoryContents {
         var contents = DirectoryContents(changeTimes: statFiles ? [] : nil)
-        try visit(absolutePath, statFiles: statFiles) { name, isDirectory, changeTime in
+        try visit(absolutePath, statFiles: statFiles) { entry, isDirectory, changeTime in
+            // Most files need no `String`: an ASCII name that no rule may apply to is kept as it
+            // was read. Other names are made a `String` as events make them, so both agree.
+            if !isDirectory, entry.isASCII, !filter.needsLooking(atFile: entry.bytes) {
+                if contents.files.insert(entry.bytes) { contents.changeTimes?.append(changeTime ?? 0) }
+                return
+            }
+            let name = entry.string
             if !isDirectory, name == filter.privateMarker { contents.hasPrivateMarker = true }
             if filter.isIgnored(name, isDirectory: isDirectory) {
                 if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
@@ -78,7 +92,7 @@ enum DirectoryListing {
     /// `body` gets each entry's name, whether it is a directory and, for a file when
     /// `statFiles`, its `st_ctim`.
     private static func visit(
-        _ absolutePath: String, statFiles: Bool, _ body: (String, Bool, Int64?) -> Void
+        _ absolutePath: String, statFiles: Bool, _ body: (EntryName, Bool, Int64?) -> Void
     ) throws(Errno) {
         let fd = open(absolutePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Errno(rawValue: errno) }
@@ -107,11 +121,32 @@ enum DirectoryListing {
                         changeTime = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
                     }
                     let isDirectory = type == UInt8(DT_DIR)
-                    body(String(cString: namePointer), isDirectory, isDirectory ? nil : changeTime)
+                    body(EntryName(namePointer), isDirectory, isDirectory ? nil : changeTime)
                 }
             }
         }
         if let failure { throw failure }
+    }
+
+    /// One entry's name as `getdents64` wrote it, valid until the next read into the buffer.
+    private struct EntryName {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let isASCII: Bool
+
+        init(_ terminated: UnsafePointer<CChar>) {
+            var length = 0
+            var highBits: UInt8 = 0
+            let raw = UnsafeRawPointer(terminated).assumingMemoryBound(to: UInt8.self)
+            while raw[length] != 0 {
+                highBits |= raw[length]
+                length += 1
+            }
+            bytes = UnsafeBufferPointer(start: raw, count: length)
+            isASCII = highBits < 0x80
+        }
+
+        /// The name as a `String`, invalid UTF-8 repaired as `String(cString:)` does.
+        var string: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// - Throws: `Errno` from `stat`, or `ENOTDIR` when the path is not a directory.

@@ -38,6 +38,8 @@ public final class DirectoryWatcher: Sendable {
     ///   - isIgnored: decides, for a name in a directory (relative path, `""` for the root),
     ///     whether it is reported and, for a directory, whether it is watched at all. Called on the
     ///     watcher thread for every entry of every scan; keep it fast.
+    ///   - ignoreScreen: the file names `isIgnored` may say yes to, by their first and last
+    ///     bytes; a scan keeps every other file without asking it. Nil asks for every name.
     ///   - isLeftover: marks ignored files worth reporting from the first walk (the agent's own
     ///     temp files, left by a crash); they come back in `DirectoryScan.leftovers`.
     ///   - privateMarker: a file name that marks a directory as another program's private
@@ -46,20 +48,23 @@ public final class DirectoryWatcher: Sendable {
     public convenience init(
         root: String, cookieDirectory: String? = nil, ownDirectory: String? = nil,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
+        ignoreScreen: FileNameScreen? = nil,
         isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil
     ) {
         let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
         self.init(
             root: root, cookieDirectory: cookieDirectory, ownDirectory: ownDirectory, isIgnored: isIgnored,
-            isLeftover: isLeftover, privateMarker: privateMarker, events: stream, sink: WatchEventSink(continuation))
+            ignoreScreen: ignoreScreen, isLeftover: isLeftover, privateMarker: privateMarker, events: stream, sink: WatchEventSink(continuation))
     }
 
     /// Prepares a watcher whose events go to `sink` instead of `events`.
     ///
-    /// The other parameters are those of `init(root:cookieDirectory:ownDirectory:isIgnored:isLeftover:privateMarker:)`.
+    /// The other parameters are those of
+    /// `init(root:cookieDirectory:ownDirectory:isIgnored:ignoreScreen:isLeftover:privateMarker:)`.
     public convenience init(
         root: String, cookieDirectory: String? = nil, ownDirectory: String? = nil,
         isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool,
+        ignoreScreen: FileNameScreen? = nil,
         isLeftover: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, privateMarker: String? = nil,
         sink: WatchEventSink
     ) {
@@ -67,12 +72,12 @@ public final class DirectoryWatcher: Sendable {
         continuation.finish()
         self.init(
             root: root, cookieDirectory: cookieDirectory, ownDirectory: ownDirectory, isIgnored: isIgnored,
-            isLeftover: isLeftover, privateMarker: privateMarker, events: empty, sink: sink)
+            ignoreScreen: ignoreScreen, isLeftover: isLeftover, privateMarker: privateMarker, events: empty, sink: sink)
     }
 
     private init(
         root: String, cookieDirectory: String?, ownDirectory: String?,
-        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool,
+        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, ignoreScreen: FileNameScreen?,
         isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, events: AsyncStream<WatchEvent>,
         sink: WatchEventSink
     ) {
@@ -80,8 +85,8 @@ public final class DirectoryWatcher: Sendable {
         self.events = events
         self.mailbox = Mailbox(
             root: self.root, cookieDirectory: cookieDirectory ?? PrivateCookies.nextDirectory(),
-            ownDirectory: ownDirectory, isIgnored: isIgnored, isLeftover: isLeftover, privateMarker: privateMarker,
-            sink: sink)
+            ownDirectory: ownDirectory, isIgnored: isIgnored, ignoreScreen: ignoreScreen, isLeftover: isLeftover,
+            privateMarker: privateMarker, sink: sink)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -201,7 +206,13 @@ final class Mailbox: Sendable {
     let isIgnored: @Sendable (String, String, Bool) -> Bool
     let isLeftover: @Sendable (String) -> Bool
     let privateMarker: String?
+    /// The file names to ask `isIgnored` about (and to compare with the private marker); nil
+    /// when every name must be asked about.
+    let fileScreen: FileNameScreen?
     let sink: WatchEventSink
+    /// The cookie directory as a directory and a name relative to the root, when it is inside
+    /// the tree: what `ignores` compares, so that it builds no path per directory it is asked about.
+    private let cookieEntry: (directory: String, name: String)?
 
     private struct State {
         var nextSequence: UInt64 = 1
@@ -213,9 +224,25 @@ final class Mailbox: Sendable {
 
     init(
         root: String, cookieDirectory: String, ownDirectory: String?,
-        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, isLeftover: @escaping @Sendable (String) -> Bool,
-        privateMarker: String?, sink: WatchEventSink
+        isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, ignoreScreen: FileNameScreen? = nil,
+        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, sink: WatchEventSink
     ) {
+        var screen = ignoreScreen
+        if let marker = privateMarker?.utf8, let first = marker.first, let last = marker.last {
+            screen?.admit(first: first, last: last)
+        }
+        self.fileScreen = screen
+        let prefix = root == "/" ? "/" : root + "/"
+        if cookieDirectory.hasPrefix(prefix), cookieDirectory.count > prefix.count {
+            let relative = cookieDirectory.dropFirst(prefix.count)
+            let slash = relative.lastIndex(of: "/")
+            cookieEntry = (
+                slash.map { String(relative[..<$0]) } ?? "",
+                slash.map { String(relative[relative.index(after: $0)...]) } ?? String(relative)
+            )
+        } else {
+            cookieEntry = nil
+        }
         self.ownDirectory = ownDirectory
         self.isLeftover = isLeftover
         self.privateMarker = privateMarker
@@ -233,9 +260,7 @@ final class Mailbox: Sendable {
     /// Whether the tree leaves `name` in `directory` out: the rules say so, or it is the
     /// watcher's own cookie directory.
     func ignores(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
-        if isDirectory && absolutePath(directory.isEmpty ? name : directory + "/" + name) == cookieDirectory {
-            return true
-        }
+        if isDirectory, let cookieEntry, name == cookieEntry.name, directory == cookieEntry.directory { return true }
         return isIgnored(directory, name, isDirectory)
     }
 

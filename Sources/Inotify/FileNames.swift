@@ -114,7 +114,9 @@ public struct FileNames: Sendable, Sequence {
         return findSlot(name).map { Int(slots[$0]) - 1 }
     }
 
-    private mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Adds the name spelled by `name`'s bytes, which must be valid UTF-8 (a scan passes ASCII
+    /// names straight from the directory it read); returns false when it was already a member.
+    mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !name.isEmpty, name.count <= Int(UInt16.max), find(name) == nil else { return false }
         let offset = bytes.count
         if name.count < Int(Self.longName) {

@@ -68,6 +68,29 @@ struct WatchedProject {
         await project.watcher.stop()
     }
 
+    /// The cookie directory may lie inside the tree (the agent's state dir holds it) where no
+    /// rule ignores it: the watcher still leaves it out, or every barrier would be a file event.
+    @Test func aCookieDirectoryInsideTheTreeIsLeftOutWithoutARule() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("state/keep.txt", "k")
+        let watcher = DirectoryWatcher(root: directory.path, cookieDirectory: directory.path + "/state/cookies") { _, _, _ in false }
+        let scan = try await watcher.start()
+        let events = AsyncRecorder<WatchEvent>()
+        events.record(watcher.events)
+        #expect(scan.directories == 2, "the root and state/, not state/cookies")
+        #expect(scan.files.map(\.path) == ["state/keep.txt"])
+        for _ in 0..<3 {
+            let number = watcher.requestBarrier()
+            _ = try await events.first(timeout: .seconds(20), "barrier \(number)") { $0 == .barrier(number) }
+        }
+        let paths = events.elements.compactMap { event -> String? in
+            guard case .file(let file) = event else { return nil }
+            return file.path
+        }
+        #expect(paths.isEmpty, "no cookie is reported as a file: \(paths)")
+        await watcher.stop()
+    }
+
     @Test func ignoredDirectoriesAreNeitherWatchedNorListed() async throws {
         let project = try await WatchedProject(
             files: ["build/out.o": "o", "src/b.txt": "b"],

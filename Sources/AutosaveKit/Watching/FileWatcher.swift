@@ -113,6 +113,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         self.inotify = DirectoryWatcher(
             root: configuration.root, ownDirectory: configuration.stateDirectory,
             isIgnored: { directory, name, isDirectory in rules.isIgnored(name, in: directory, isDirectory: isDirectory) },
+            ignoreScreen: rules.fileNameScreen,
             isLeftover: { name in IgnoreRules.isAgentTempName(name) }, privateMarker: AgentLock.fileName,
             sink: WatchEventSink(
                 deliver: { [clock] event in

@@ -12,10 +12,11 @@ public struct IgnorePattern: Sendable, Equatable {
     /// Matched against the whole relative path; otherwise against the last component only.
     public let isAnchored: Bool
     private let segments: [[UInt8]]
-    /// Bytes a matching name must start and end with, when the pattern says so literally: most
-    /// names fail on one of them, so the full match runs for few (a scan asks for every entry).
-    private let requiredFirst: UInt8?
-    private let requiredLast: UInt8?
+    /// Bytes a matching name must start and end with, when the pattern's last segment says so
+    /// literally (the name is what it matches): most names fail on one of them, so the full match
+    /// runs for few (a scan asks for every entry).
+    let requiredFirst: UInt8?
+    let requiredLast: UInt8?
 
     /// Compiles a pattern; nil for lines that match nothing (blank, or `#` comments).
     public init?(_ source: String) {
@@ -47,7 +48,7 @@ public struct IgnorePattern: Sendable, Equatable {
         isAnchored = anchored
         segments = text.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)
         let special: Set<UInt8> = [UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\")]
-        let name = anchored ? [] : segments.first ?? []
+        let name = segments.last ?? []
         requiredFirst = name.first.flatMap { special.contains($0) ? nil : $0 }
         let escapedLast = name.count >= 2 && name[name.count - 2] == UInt8(ascii: "\\")
         requiredLast = escapedLast ? nil : name.last.flatMap { special.contains($0) ? nil : $0 }
@@ -75,11 +76,9 @@ public struct IgnorePattern: Sendable, Equatable {
     /// Whether the pattern matches `path`; only anchored patterns look past the last component.
     func matches(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
         if isDirectoryOnly && !isDirectory { return false }
-        if !isAnchored {
-            if let requiredFirst, path.firstByte != requiredFirst { return false }
-            if let requiredLast, path.lastByte != requiredLast { return false }
-            return Self.matchSegment(segments[0][...], path.name)
-        }
+        if let requiredFirst, path.firstByte != requiredFirst { return false }
+        if let requiredLast, path.lastByte != requiredLast { return false }
+        if !isAnchored { return Self.matchSegment(segments[0][...], path.name) }
         return Self.matchSegments(segments[...], path.components[...])
     }
 

@@ -1,3 +1,5 @@
+import Inotify
+
 /// Decides which paths of the tree the agent ignores: not watched, not reported, not saved over.
 ///
 /// Three layers, strongest first: names the agent owns (`.git/`, the state dir, the agent's own
@@ -24,6 +26,11 @@ public struct IgnoreRules: Sendable {
     private let owned: [IgnorePattern]
     private let patterns: [IgnorePattern]
 
+    /// The file names these rules may ignore, by first and last byte, for a scan to keep every
+    /// other file without asking `isIgnored`. A pattern that may end a name in anything admits
+    /// every name; directory-only patterns admit none, as they never ignore a file.
+    public let fileNameScreen: FileNameScreen
+
     /// - Parameters:
     ///   - patterns: the user's `watch.ignore`, already validated by the configuration.
     ///   - stateDirectory: the state dir relative to the root, when it lies inside the root.
@@ -34,6 +41,11 @@ public struct IgnoreRules: Sendable {
         }
         self.owned = owned
         self.patterns = (Self.editorDroppings + userPatterns).compactMap(IgnorePattern.init)
+        var screen = FileNameScreen()
+        for pattern in owned + patterns where !pattern.isDirectoryOnly {
+            screen.admit(first: pattern.requiredFirst, last: pattern.requiredLast)
+        }
+        fileNameScreen = screen
     }
 
     /// Whether the entry `name` of `directory` is ignored, given that the directory is not.
