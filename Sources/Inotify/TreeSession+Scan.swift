@@ -125,7 +125,8 @@ extension TreeSession {
             emit(.watchLimit(limit: KernelLimits.maxUserWatches ?? 0, unwatched: unwatchedPaths.count))
         }
         return DirectoryScan(
-            scope: scope, isRecursive: isRecursive, listings: listings, directories: directories,
+            scope: scope, isRecursive: isRecursive, listings: listings,
+            fileCount: listings.reduce(0) { $0 + $1.names.count }, directories: directories,
             watches: nodeByWatch.count, unwatched: unwatchedPaths, unseenSince: unseenSince,
             milliseconds: DirectoryListing.monotonicMilliseconds() - started, leftovers: leftovers)
     }

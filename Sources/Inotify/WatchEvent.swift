@@ -86,6 +86,8 @@ public struct DirectoryScan: Sendable, Equatable {
     public var isRecursive: Bool
     /// What each listed directory holds, files only.
     public var listings: [Listing]
+    /// How many files the scan found; it stays when the listings are handed on and emptied.
+    public internal(set) var fileCount: Int
     /// Directories found, watched or not.
     public var directories: Int
     /// Watches in place for this tree after the scan.
@@ -102,9 +104,6 @@ public struct DirectoryScan: Sendable, Equatable {
 }
 
 extension DirectoryScan {
-    /// How many files the scan found.
-    public var fileCount: Int { listings.reduce(0) { $0 + $1.names.count } }
-
     /// Every file found, with its relative path (built on demand).
     public var files: [File] {
         listings.flatMap { listing in

@@ -92,4 +92,15 @@ import Testing
         #expect(Set(KnownFiles(paths).all) == Set(paths))
         #expect(fromListings.files(in: "empty").isEmpty)
     }
+
+    @Test func aDirectoryListedTwiceHoldsTheUnionOfItsNamesCountedOnce() {
+        let listings = [
+            DirectoryScan.Listing(directory: "a", names: ["x", "y", "z"], changeTimes: nil),
+            DirectoryScan.Listing(directory: "b", names: ["x"], changeTimes: nil),
+            DirectoryScan.Listing(directory: "a", names: ["y", "w"], changeTimes: nil),
+        ]
+        let known = KnownFiles(listings)
+        #expect(known.count == 5)
+        #expect(Set(known.all) == ["a/x", "a/y", "a/z", "a/w", "b/x"])
+    }
 }
