@@ -88,6 +88,21 @@ final class WatcherHarness: Sendable {
         await harness.stop()
     }
 
+    /// The first scan's listings become the known files when first needed, not before `start`
+    /// returns: a question asked before `run()` has begun must still find every file.
+    @Test func theFirstScansFilesAreKnownBeforeRunBegins() async throws {
+        let project = try TemporaryDirectory()
+        for path in ["a.txt", "src/b.txt", "src/deep/c.txt"] { try project.write(path, "x") }
+        let resolved = ResolvedConfiguration(
+            configuration: Configuration(), root: project.path, stateDirectory: project.path + "/.autosave", file: nil)
+        let watcher = FileWatcher(configuration: resolved, clock: ManualClock(), logger: Logger(label: "test"))
+        let scan = try await watcher.start()
+        #expect(scan.fileCount == 3, "the scan keeps its count")
+        #expect(scan.listings.isEmpty, "its listings went to the known files")
+        #expect(await watcher.knownFileCount == 3)
+        await watcher.stop()
+    }
+
     @Test func aShellRedirectIsOneModification() async throws {
         let harness = try await WatcherHarness(files: ["f.txt": "old\n"])
         let handle = try #require(FileHandle(forWritingAtPath: harness.path("f.txt")))

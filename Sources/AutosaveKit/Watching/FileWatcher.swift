@@ -39,7 +39,22 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private let eventsInFlight: EventCount
 
     var settler: ChangeSettler<C.Instant>
-    var known = KnownFiles([String]())
+    /// The files known to exist. Made from the first scan's listings when first needed, which
+    /// is the first thing `run()` does: on a million files that takes tens of ms, which `ready`
+    /// need not wait for, as no event is looked at before it is done.
+    var known: KnownFiles {
+        get {
+            takeInFirstListings()
+            return knownStorage
+        }
+        _modify {
+            takeInFirstListings()
+            yield &knownStorage
+        }
+    }
+    private var knownStorage = KnownFiles([String]())
+    /// The first scan's listings, until they are the known files.
+    private var firstListings: [DirectoryScan.Listing] = []
     private var barrierWaiters: [UInt64: CheckedContinuation<C.Instant?, Never>] = [:]
     /// Every window with a deadline up to this instant has been settled.
     private var settledThrough: C.Instant?
@@ -125,8 +140,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// Watches the whole tree and logs `watching` once every watch is in place.
     ///
-    /// Returns the first scan's figures and leftovers; its listings have moved into the known
-    /// files (on a million files, copying them is tens of ms before `ready`), so they are empty.
+    /// Returns the first scan's figures and leftovers; its listings are the known files' now
+    /// (on a million files, copying them would take tens of ms), so they are empty.
     ///
     /// - Throws: `InotifyError` when the root cannot be watched at all.
     @discardableResult
@@ -140,15 +155,23 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
                 "files": "\(scan.fileCount)", "ms": "\(Self.rounded(scan.milliseconds))",
             ])
         // `watching` means every watch is in place: events from now on queue up in `inputs`, and
-        // none is looked at before the known files are in (run() starts after this returns).
-        var listings: [DirectoryScan.Listing] = []
-        swap(&listings, &scan.listings)
-        known = KnownFiles(consume listings)
+        // none is looked at before the known files are made from these listings.
+        swap(&firstListings, &scan.listings)
         return scan
+    }
+
+    /// Makes the known files from the first scan's listings, once. The listings move in whole:
+    /// no copy of 100,000 of them, one hash each.
+    private func takeInFirstListings() {
+        guard !firstListings.isEmpty else { return }
+        var listings: [DirectoryScan.Listing] = []
+        swap(&listings, &firstListings)
+        knownStorage = KnownFiles(consume listings)
     }
 
     /// Handles events until `stop()`; returns after the last one.
     public func run() async {
+        takeInFirstListings()
         for await input in inputs {
             switch input {
             case .watch(let event, let time):
