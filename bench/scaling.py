@@ -8,10 +8,12 @@ the shape of figure 1's tree), so that how each watcher's cost grows is visible 
   agent        `autosave run` with default settings; set-up = spawn -> its `ready` log line
   inotifywait  `inotifywait -r -m`; set-up = spawn -> "Watches established."
   watchman     a private daemon; set-up = `watch` + the first query (every file's name) answered
+  floor        bench/scan-floor.c: only the system calls a recursive watch needs, on the agent's
+               threads; set-up = spawn -> the end of its walk (see scan_floor.py). No RSS.
 
 and the RSS (VmRSS) of each (watchman's: its daemon's) after --idle-quiet seconds of quiet after
 set-up: the agent gives start-up's memory back right after `ready`, so RSS read at `ready` would
-overstate what it holds while it watches. Every size is measured --runs times, the three tools
+overstate what it holds while it watches. Every size is measured --runs times, the tools
 one after another in an order that rotates from run to run; figures are medians.
 
 A tree of 1,000,000 files takes minutes to make, so trees are made once into a cache directory
@@ -42,12 +44,15 @@ import subprocess
 import sys
 import time
 
+from scan_floor import ScanFloor
+
 # Bump when write_tree's shape or contents change: cached trees of an older version are made again.
 GENERATOR_VERSION = 1
 
-TOOLS = ("agent", "inotifywait", "watchman")
-TOOL_LABELS = {"agent": "autosave agent", "inotifywait": "inotifywait -r", "watchman": "watchman (watch + first query)"}
-TOOL_COLOURS = {"agent": "tab:blue", "inotifywait": "tab:orange", "watchman": "tab:green"}
+TOOLS = ("agent", "inotifywait", "watchman", "floor")
+TOOL_LABELS = {"agent": "autosave agent", "inotifywait": "inotifywait -r", "watchman": "watchman (watch + first query)",
+               "floor": "system-call floor (C)"}
+TOOL_COLOURS = {"agent": "tab:blue", "inotifywait": "tab:orange", "watchman": "tab:green", "floor": "tab:gray"}
 
 # The agent's RSS target at the largest size (the figures table judges the agent's median against it).
 RSS_TARGET_MB = 64
@@ -334,6 +339,7 @@ class ScalingFigure:
         self.skipped = {}  # files -> why it was not measured
         self.state_dir = ".autosave"  # the agent's, until its effective config says otherwise
         self.plot_skipped = None  # why the plot was not drawn, once it was not
+        self.floor = None  # the compiled ScanFloor, once the floor is first measured
 
     def key(self, size, quantity, tool):
         return f"scaling.{size.files}.{quantity}.{tool}"
@@ -388,7 +394,8 @@ class ScalingFigure:
 
     def record(self, size, tool, setup, rss, cpu):
         self.bench.record(self.key(size, "setup", tool), setup)
-        self.bench.record(self.key(size, "rss", tool), rss)
+        if rss is not None:
+            self.bench.record(self.key(size, "rss", tool), rss)
         self.bench.extra[self.key(size, "setup.cpu", tool)].append(round(cpu))
 
     def settled_rss_mb(self, process, name, log=None):
@@ -440,6 +447,15 @@ class ScalingFigure:
             if watcher.process is not None:
                 watcher.stop()
 
+    def measure_floor(self, size, tree, run):
+        if self.floor is None:
+            self.floor = ScanFloor(self.bench, self.compare)
+        setup, cpu, files = self.floor.run(tree, setup_timeout(size))
+        if files != size.files:
+            raise self.compare.BenchError(f"the set-up floor counted {files:,} files in {tree}, not {size.files:,}")
+        self.record(size, "floor", setup, None, cpu)
+        print(f"    floor set-up {setup:.0f} ms, CPU {cpu:.0f} ms", flush=True)
+
     # -- reporting ----------------------------------------------------------------------------------
 
     def largest_measured(self):
@@ -458,6 +474,7 @@ class ScalingFigure:
              "≤ 0.30 × peer", lambda a, r: r <= 0.30),
             ("10", f"set-up, {files}", "ms", setup("agent"), setup("watchman"), "watchman watch+query",
              "≤ 0.10 × peer", lambda a, r: r <= 0.10),
+            ("10", f"set-up, {files}", "ms", setup("agent"), setup("floor"), "system-call floor (C)", "(info)", None),
             ("10", f"RSS, {files} watched", "MB", rss("agent"), rss("inotifywait"), "inotifywait",
              f"≤ {RSS_TARGET_MB} MB", lambda a, r: a <= RSS_TARGET_MB),
             ("10", f"RSS, {files} watched", "MB", rss("agent"), rss("watchman"), "watchman",
@@ -478,18 +495,19 @@ class ScalingFigure:
             found = paired_ratio(self.samples(size, "setup", "agent"), self.samples(size, "setup", peer))
             return "—" if found is None else f"{found:.2f}"
 
-        lines = ["| files | dirs | agent set-up ms | inotifywait ms | ratio | watchman ms | ratio | agent RSS MB | "
-                 "inotifywait MB | watchman MB |",
-                 "|------:|-----:|----------------:|---------------:|------:|------------:|------:|-------------:|"
-                 "---------------:|------------:|"]
+        lines = ["| files | dirs | agent set-up ms | inotifywait ms | ratio | watchman ms | ratio | floor ms | ratio | "
+                 "agent RSS MB | inotifywait MB | watchman MB |",
+                 "|------:|-----:|----------------:|---------------:|------:|------------:|------:|---------:|------:|"
+                 "-------------:|---------------:|------------:|"]
         for size in self.sizes:
             if size.files in self.skipped:
-                lines.append(f"| {size.files:,} | {size.dirs:,} | skipped | | | | | | | |")
+                lines.append(f"| {size.files:,} | {size.dirs:,} | skipped | | | | | | | | | |")
                 continue
             setup = {tool: self.median(size, "setup", tool) for tool in TOOLS}
             rss = {tool: self.median(size, "rss", tool) for tool in TOOLS}
             lines.append(f"| {size.files:,} | {size.dirs:,} | {value(setup['agent'])} | {value(setup['inotifywait'])} | "
                          f"{ratio(size, 'inotifywait')} | {value(setup['watchman'])} | {ratio(size, 'watchman')} | "
+                         f"{value(setup['floor'])} | {ratio(size, 'floor')} | "
                          f"{value(rss['agent'], 1)} | {value(rss['inotifywait'], 1)} | {value(rss['watchman'], 1)} |")
         notes = [f"- {size.files:,} files skipped: {self.skipped[size.files]}" for size in self.sizes
                  if size.files in self.skipped]
@@ -501,10 +519,12 @@ class ScalingFigure:
             "## Scaling (figure 10)",
             "",
             f"Watch set-up and RSS on trees of {', '.join(f'{size.files:,}' for size in self.sizes)} files (a tenth as "
-            f"many directories, the shape of the tree of figures 1-9), median of {self.options.runs} run(s), the three tools "
+            f"many directories, the shape of the tree of figures 1-9), median of {self.options.runs} run(s), the tools "
             f"one after another in an order rotating from run to run. Set-up: the agent's spawn to its `ready` line "
             f"(default settings), `inotifywait -r` spawn to \"Watches established.\", watchman `watch` + first query; "
-            f"`ratio` is agent/peer (the median of the per-run ratios). RSS: VmRSS after {self.options.idle_quiet:g} s "
+            f"`ratio` is agent/peer (the median of the per-run ratios). The floor (bench/scan-floor.c) walks the "
+            f"tree as the agent does with only open, inotify_add_watch, getdents64 and close, on the agent's 16 probe "
+            f"threads: what the agent takes beyond it is its own work. RSS: VmRSS after {self.options.idle_quiet:g} s "
             f"of quiet after set-up (watchman: its daemon's).",
             "",
             *lines,
@@ -628,7 +648,12 @@ def plot(data, path):
         axes.grid(True, which="minor", alpha=0.15)
     # One legend for both panels (the same tools), below them, where it hides no point or value;
     # tight_layout leaves it and the title their strips (matplotlib 3.6, Debian 12's, has no "outside").
-    handles, labels = rss_axes.get_legend_handles_labels()
+    # The set-up panel has every tool (the floor has no RSS); the RSS panel adds the target line.
+    handles, labels = setup_axes.get_legend_handles_labels()
+    for handle, label in zip(*rss_axes.get_legend_handles_labels()):
+        if label not in labels:
+            handles.append(handle)
+            labels.append(label)
     figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     figure.suptitle(data["title"], fontsize=11)
     figure.tight_layout(rect=(0, 0.06, 1, 0.96))
