@@ -14,17 +14,16 @@ struct DirectoryProbe: Sendable {
     /// What the directory holds, or nil when it vanished or cannot be read.
     var contents: DirectoryContents?
 
-    /// A directory to probe: where it is, and the filter its listing applies.
-    struct Target: Sendable {
-        var absolutePath: String
-        var filter: EntryFilter
-    }
+    /// A directory to probe: the filter its listing applies, which knows the directory's path.
+    typealias Target = EntryFilter
 
     init(_ target: Target, instance: InotifyDescriptor, statFiles: Bool) {
-        do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: target.absolutePath)) } catch {
+        // Made here, on the probe's thread: a level's 90,000 paths are built in parallel.
+        let absolutePath = target.mailbox.absolutePath(target.directory)
+        do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: absolutePath)) } catch {
             watch = .failure(error)
         }
-        contents = try? DirectoryListing.contents(of: target.absolutePath, statFiles: statFiles, filter: target.filter)
+        contents = try? DirectoryListing.contents(of: absolutePath, statFiles: statFiles, filter: target)
     }
 
     /// Starts probing every target, in parallel when there are enough to be worth the threads;

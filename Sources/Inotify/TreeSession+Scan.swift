@@ -15,6 +15,10 @@ extension TreeSession {
         var level = [(start, start.relativePath)]
         while !level.isEmpty {
             directories += level.count
+            // Room for the level's watches in one go: a level of 90,000 would grow both tables
+            // through a dozen rehashes.
+            nodeByWatch.reserveCapacity(nodeByWatch.count + level.count)
+            registry.reserve(level.count)
             let batches = stride(from: 0, to: level.count, by: Self.probeBatch).map {
                 level[$0..<min($0 + Self.probeBatch, level.count)]
             }
@@ -41,7 +45,7 @@ extension TreeSession {
 
     private func probe(_ batch: ArraySlice<(DirectoryNode, String)>, statFiles: Bool) -> ProbeRun {
         DirectoryProbe.start(
-            batch.map { DirectoryProbe.Target(absolutePath: absolutePath($0.1), filter: filter(for: $0.1)) },
+            batch.map { filter(for: $0.1) },
             instance: instance.shared, statFiles: statFiles)
     }
 

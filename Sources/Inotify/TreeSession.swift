@@ -228,7 +228,7 @@ final class TreeSession {
             node.wd = wd
             nodeByWatch[wd] = node
             registry.claim(wd, for: self)
-            unwatched[ObjectIdentifier(node)] = nil
+            if !unwatched.isEmpty { unwatched[ObjectIdentifier(node)] = nil }
         } catch {
             unwatched[ObjectIdentifier(node)] = node
             if error == .noSpace {

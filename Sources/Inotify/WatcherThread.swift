@@ -249,5 +249,7 @@ final class WatchRegistry {
 
     func owner(of wd: Int32) -> TreeSession? { owners[wd] }
     func claim(_ wd: Int32, for session: TreeSession) { owners[wd] = session }
+    /// Makes room for `count` more watches at once, rather than growing by doubling through them.
+    func reserve(_ count: Int) { owners.reserveCapacity(owners.count + count) }
     func release(_ wd: Int32) { owners[wd] = nil }
 }
