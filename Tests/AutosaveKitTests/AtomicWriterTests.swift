@@ -1,4 +1,4 @@
-@testable import AutosaveKit
+@_spi(Testing) @testable import AutosaveKit
 import CAutosaveShims
 import AutosaveTestKit
 import Foundation
@@ -171,10 +171,10 @@ import Testing
     @Test func aFileReplacedBetweenTheCheckAndTheRenameIsNotLost() throws {
         try project.write("f.txt", "base\n")
         let root = project.path
-        let racing = AtomicWriter(root: root, _beforeRename: { _ in
+        let racing = AtomicWriter(root: root, faults: FaultPoints(beforeRename: { _ in
             try? "theirs\n".write(toFile: root + "/.f.txt.other-tool", atomically: false, encoding: .utf8)
             rename(root + "/.f.txt.other-tool", root + "/f.txt")
-        })
+        }))
         #expect(throws: WriteError.changedOnDisk(path: "f.txt")) {
             try racing.write(Array("mine\n".utf8), to: "f.txt", expecting: fingerprint("f.txt"))
         }

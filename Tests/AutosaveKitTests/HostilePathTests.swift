@@ -1,4 +1,4 @@
-@testable import AutosaveKit
+@_spi(Testing) @testable import AutosaveKit
 import AutosaveTestKit
 import Foundation
 import SystemPackage
@@ -12,7 +12,7 @@ import Testing
         try outside.write("secret.txt", "not yours\n")
         try project.write("a.txt", "before\n")
         symlink(outside.url("secret.txt"), project.url(".a.txt.planted.tmp"))
-        let writer = AtomicWriter(root: project.path, _tempName: { ".\($0).planted.tmp" })
+        let writer = AtomicWriter(root: project.path, faults: FaultPoints(tempName: { ".\($0).planted.tmp" }))
         #expect(throws: WriteError.system(path: "a.txt", operation: "create temp file", .fileExists)) {
             try writer.write(Array("mine\n".utf8), to: "a.txt", expecting: Fingerprint.of(project.url("a.txt")))
         }

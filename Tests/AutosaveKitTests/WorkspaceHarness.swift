@@ -1,4 +1,4 @@
-@testable import AutosaveKit
+@_spi(Testing) @testable import AutosaveKit
 import AutosaveTestKit
 import Foundation
 import Logging
@@ -29,7 +29,7 @@ final class WorkspaceHarness: Sendable {
         let resolved = ResolvedConfiguration(
             configuration: configuration, root: rootPath, stateDirectory: stateDirectory ?? rootPath + "/.autosave", file: nil)
         workspace = Workspace(
-            configuration: resolved, clock: clock, logger: LogCapture.logger(logs), _beforeCommit: beforeCommit)
+            configuration: resolved, clock: clock, logger: LogCapture.logger(logs), faults: FaultPoints(beforeCommit: beforeCommit))
         try await workspace.start()
         events.record(workspace.events())
         let workspace = self.workspace

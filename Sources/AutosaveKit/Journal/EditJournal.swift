@@ -2,27 +2,6 @@ import FoundationEssentials
 import Glibc
 import SystemPackage
 
-/// Why the journal cannot be used. The agent refuses to start rather than lose or overwrite it.
-public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Written by a newer agent; nothing was changed.
-    case futureVersion(path: String, found: UInt32, supported: UInt32)
-    /// The file is not a journal at all; nothing was changed.
-    case notAJournal(path: String)
-    /// A system call failed.
-    case system(path: String, operation: String, Errno)
-
-    public var description: String {
-        switch self {
-        case .futureVersion(let path, let found, let supported):
-            "\(path) was written by a newer autosave (journal format \(found), this one reads \(supported)); "
-                + "it was left untouched — run the newer version, or move the file away to start without it"
-        case .notAJournal(let path):
-            "\(path) is not an autosave journal; it was left untouched — move it away to start"
-        case .system(let path, let operation, let errno): "\(operation) \(path): \(errno.description)"
-        }
-    }
-}
-
 /// The edits clients were told are accepted, kept on disk until they are saved, so a crash
 /// loses none of them.
 ///
@@ -84,7 +63,7 @@ public actor EditJournal {
     var path: String { directory + "/journal.log" }
     static func basesDirectory(_ directory: String) -> String { directory + "/bases" }
 
-    private init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
+    init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
         self.directory = directory
         self.isDurable = isDurable
         self.file = file
@@ -99,172 +78,6 @@ public actor EditJournal {
     deinit {
         // A journal let go (a workspace replaced, a test done) gives its descriptor back.
         try? file.close()
-    }
-
-    /// Opens the journal in `directory` (creating it), and returns what it holds that was never saved.
-    ///
-    /// - Throws: `JournalError.futureVersion` or `.notAJournal` without touching the file, or `.system`.
-    public static func open(directory: String, fsync: Bool) throws(JournalError) -> (EditJournal, Recovery) {
-        let path = directory + "/journal.log"
-        try makeDirectory(directory)
-        unlink(directory + "/journal.next")
-        var existing: [UInt8] = []
-        do { existing = try FileContents.read(path) } catch where error == .noSuchFileOrDirectory {} catch {
-            throw .system(path: path, operation: "read", error)
-        }
-        var records: [JournalRecord] = []
-        var validBytes = 0
-        if !existing.isEmpty {
-            guard existing.count >= JournalFormat.headerSize, Array(existing[0..<4]) == JournalFormat.magic else {
-                throw .notAJournal(path: path)
-            }
-            let version = JournalFormat.readLE32(existing, 4)
-            guard version <= JournalFormat.version else {
-                throw .futureVersion(path: path, found: version, supported: JournalFormat.version)
-            }
-            (records, validBytes) = JournalFormat.decode(existing)
-        }
-        let bases = basesDirectory(directory)
-        let (recovered, broken) = replay(records) { path, digest in
-            try? FileContents.read(BasePins.file(in: bases, path: path, digest: digest))
-        }
-        let tornBytes = existing.isEmpty ? 0 : existing.count - validBytes
-        var keptAs: String?
-        if !broken.isEmpty {
-            // Nothing is guessed and nothing thrown away: the journal as it was stays beside.
-            keptAs = directory + "/journal.corrupt.log"
-            do { try Self.replaceFile(at: keptAs!, in: directory, with: existing).close() } catch {
-                throw .system(path: keptAs!, operation: "keep a copy of", .ioError)
-            }
-        }
-        // Start every run from a journal of only the unsaved records. Revisions restart with each
-        // run, so an old run's `saved` marker must never meet a new run's record for the same path.
-        // A journal with records on pinned bases is rewritten too: its pins then go.
-        if records.count > recovered.count || records.contains(where: { $0.kind == .baseEdits }) {
-            var fresh = JournalFormat.header()
-            for record in recovered { fresh += JournalFormat.encode(record) }
-            let descriptor = try replaceFile(at: path, in: directory, with: fresh)
-            if broken.isEmpty { BasePins.clear(bases) }
-            let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
-            return (journal, Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs))
-        }
-        // No record stands on a pin: any left (a crash before a released pin went) are litter.
-        BasePins.clear(bases)
-        let descriptor: FileDescriptor
-        do {
-            descriptor = try FileDescriptor.open(
-                FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
-            if existing.isEmpty {
-                _ = try descriptor.writeAll(JournalFormat.header())
-                validBytes = JournalFormat.headerSize
-            } else if validBytes < existing.count {
-                try descriptor.resize(to: Int64(validBytes))
-            }
-            _ = try descriptor.seek(offset: Int64(validBytes), from: .start)
-            if fsync {
-                try descriptor.sync()
-                // A new journal's name must last through a power cut like the records in it.
-                if existing.isEmpty { Folders.syncFolder(directory) }
-            }
-        } catch {
-            throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
-        }
-        let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
-        return (journal, Recovery(records: recovered, tornBytes: tornBytes))
-    }
-
-    /// Makes `directory` and any missing parent, mode 0700 (nothing when it exists).
-    private static func makeDirectory(_ directory: String) throws(JournalError) {
-        do throws(Errno) { try Folders.make(directory) } catch {
-            throw .system(path: directory, operation: "create journal directory", error)
-        }
-    }
-
-    /// Writes `bytes` to a new file, syncs it, renames it over `path` and syncs the directory.
-    ///
-    /// - Returns: the new file, open for appending after `bytes`.
-    private static func replaceFile(at path: String, in directory: String, with bytes: [UInt8]) throws(JournalError) -> FileDescriptor {
-        let next = directory + "/journal.next"
-        var fresh: FileDescriptor?
-        do {
-            let opened = try FileDescriptor.open(
-                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
-            fresh = opened
-            _ = try opened.writeAll(bytes)
-            try opened.sync()
-            guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
-            Folders.syncFolder(directory)
-            return opened
-        } catch {
-            try? fresh?.close()
-            unlink(next)
-            throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
-        }
-    }
-
-    /// The newest state per path that no `saved` record covers, as full records: `.edits`
-    /// records are replayed onto the revision before them. One that does not fit it (that
-    /// revision missing, splices outside its text, a different resulting length) is not guessed
-    /// at: the path keeps its last good state, and the record is reported.
-    ///
-    /// - Parameter pinnedBase: the bytes of a path's pinned base with a digest (`.baseEdits`).
-    static func replay(
-        _ records: [JournalRecord], pinnedBase: (_ path: String, _ digest: UInt64) -> [UInt8]? = { _, _ in nil }
-    ) -> (unsaved: [JournalRecord], broken: [BrokenChain]) {
-        // Records are taken in the journal's order, not by revision: a buffer opened again, or
-        // moved onto another's path, counts its revisions from 0 again, and what it wrote later
-        // is newer whatever its number. (The journal never writes a buffer's older revision
-        // after a newer one.)
-        var latest: [String: JournalRecord] = [:]
-        var broken: [BrokenChain] = []
-        for record in records {
-            switch record.kind {
-            case .saved:
-                // Written once nothing after it builds on what it covers: all of that is obsolete,
-                // a broken chain included (its pin may be gone, its edits are on disk).
-                if let current = latest[record.path], current.revision <= record.revision { latest[record.path] = nil }
-                broken.removeAll { $0.path == record.path && $0.revision <= record.revision }
-            case .write, .delete:
-                // A whole record after a broken one (the buffer's text, once the file it stood on
-                // changed) makes it obsolete: nothing was lost there.
-                broken.removeAll { $0.path == record.path }
-                latest[record.path] = record
-            case .baseEdits:
-                guard let digest = record.baseDigest, let bytes = pinnedBase(record.path, digest), ContentDigest.of(bytes) == digest else {
-                    broken.append(BrokenChain(
-                        path: record.path, revision: record.revision,
-                        reason: "the version of the file its edits were made on is gone (its pinned copy is missing or changed)"))
-                    continue
-                }
-                latest[record.path] = JournalRecord(
-                    kind: .write, path: record.path, revision: record.revision - 1, text: TextRope(bytes), baseDigest: digest)
-                fallthrough
-            case .edits:
-                guard let previous = latest[record.path], previous.kind == .write, previous.revision == record.revision - 1 else {
-                    broken.append(BrokenChain(
-                        path: record.path, revision: record.revision,
-                        reason: "revision \(record.revision - 1), which its edits change, is not in the journal"))
-                    continue
-                }
-                let splices = record.splices ?? []
-                guard ByteSplice.fit(splices, length: previous.text.count) else {
-                    broken.append(BrokenChain(
-                        path: record.path, revision: record.revision, reason: "its edits do not lie within revision \(previous.revision)"))
-                    continue
-                }
-                let text = previous.text.applying(splices)
-                guard text.count == record.resultLength else {
-                    broken.append(BrokenChain(
-                        path: record.path, revision: record.revision,
-                        reason: "its edits make \(text.count) bytes, not the \(record.resultLength ?? 0) it recorded"))
-                    continue
-                }
-                latest[record.path] = JournalRecord(
-                    kind: .write, path: record.path, revision: record.revision, changeID: record.changeID, text: text,
-                    baseDigest: record.baseDigest)
-            }
-        }
-        return (latest.values.sorted { $0.path < $1.path }, broken)
     }
 
     /// Appends an accepted edit; returns once it is durable (when `fsync` is on).

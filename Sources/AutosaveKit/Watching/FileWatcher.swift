@@ -20,7 +20,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// One element each time the state directory was found deleted (the watcher already made its
     /// own part of it again); the owner of the journal, lock and socket makes theirs.
     public nonisolated let stateDirectoryLosses: AsyncStream<String>
-    private let stateDirectoryLossesContinuation: AsyncStream<String>.Continuation
+    let stateDirectoryLossesContinuation: AsyncStream<String>.Continuation
     /// One element, then the end, if the root itself is renamed or deleted: nothing can be saved
     /// at its old path any more.
     public nonisolated let rootChanges: AsyncStream<RootChange>
@@ -55,7 +55,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var knownStorage = KnownFiles([String]())
     /// The first scan's listings, until they are the known files.
     private var firstListings: [DirectoryScan.Listing] = []
-    private var barrierWaiters: [UInt64: CheckedContinuation<C.Instant?, Never>] = [:]
+    var barrierWaiters: [UInt64: CheckedContinuation<C.Instant?, Never>] = [:]
     /// Every window with a deadline up to this instant has been settled.
     private var settledThrough: C.Instant?
     private var settledWaiters: [(deadline: C.Instant, continuation: CheckedContinuation<Void, Never>)] = []
@@ -88,18 +88,18 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Settles put off in a row because events were still on their way.
     private var settleDeferrals = 0
     /// Cookies of renames whose `movedFrom` came and whose `movedTo` has not (yet).
-    private var renamesHalfSeen: Set<UInt32> = []
+    var renamesHalfSeen: Set<UInt32> = []
     /// The barrier a settle waits for, when a rename's second half may still be on its way, and
     /// the renames it answers for (those half seen when it was asked).
-    private var renameBarrier: UInt64?
-    private var renamesAwaited: Set<UInt32> = []
+    var renameBarrier: UInt64?
+    var renamesAwaited: Set<UInt32> = []
     static var maxSettleDeferrals: Int { 200 }
 
     /// The agent's own writes, which are never reported.
     let ownWrites: OwnWrites
     /// When the watcher last saw something deleted or renamed away (a `rm -rf` in progress shows
     /// as a stream of these).
-    public private(set) var lastRemovalSeen: C.Instant?
+    public internal(set) var lastRemovalSeen: C.Instant?
     /// How many changes `changes` has carried.
     public private(set) var emittedCount = 0
     /// How many of them were transient (not reported to anyone).
@@ -249,98 +249,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Every file the watcher currently knows, relative to the root (tests compare it with the tree).
     var knownPaths: Set<String> { Set(known.all) }
 
-    // MARK: - Events
-
-    private func handle(_ event: WatchEvent, at now: C.Instant) {
-        switch event {
-        case .file(let file):
-            if file.kind == .deleted || file.kind == .movedFrom { lastRemovalSeen = now }
-            if file.kind == .movedFrom { renamesHalfSeen.insert(file.cookie) }
-            if file.kind == .movedTo { renamesHalfSeen.remove(file.cookie) }
-            settler.record(file, at: now)
-        case .directoryAppeared(let path, let files):
-            logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
-            for file in files { settler.touch(file, at: now) }
-        case .directoryMoved(let from, let to):
-            // A directory is renamed only over an empty one: files still known there are gone.
-            let gone = known.filesBelow(to).filter { !KnownFiles.isSame($0, orBelow: from) }
-            for file in gone { known.remove(file) }
-            if !gone.isEmpty { emit(gone.sorted().map { FileChange(.removed, $0) }) }
-            known.moveDirectory(from: from, to: to)
-            ownWrites.moveDirectory(from: from, to: to)
-            settler.moveDirectory(from: from, to: to)
-            emit([FileChange(.moved, to, from: from, isDirectory: true)])
-        case .directoryListed(let path, let files):
-            // Whatever settled while the move's event was on its way looked at the disk as it
-            // was after the move: what the listing and the known files disagree on gets a look.
-            let listed = Set(files)
-            let knownBelow = Set(known.filesBelow(path))
-            for file in listed.symmetricDifference(knownBelow) { settler.touch(file, at: now) }
-        case .directoryIgnored(let path):
-            let files = known.removeDirectory(path)
-            settler.forget(below: path)
-            logger.notice(
-                "state-dir-ignored",
-                metadata: [
-                    "path": "\(path)", "reason": "it holds \(AgentLock.fileName): another agent's state directory",
-                    "next": "not watched, nothing in it reported (\(files) files forgotten)",
-                ])
-        case .rootMoved:
-            reportRootMoved()
-        case .directoryRemoved(let path) where path.isEmpty:
-            reportRootRemoved()
-        case .directoryRemoved(let path):
-            lastRemovalSeen = now
-            // Files renamed out of it before it went are not gone: their renames settle as moves.
-            let renamedOut = settler.renameSources(below: path).filter(known.contains)
-            let files = known.removeDirectory(path)
-            for file in renamedOut { known.insert(file) }
-            emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files - renamedOut.count)"])
-        case .overflow:
-            logger.warning(
-                "overflow",
-                metadata: [
-                    "limit": "\(KernelLimits.maxQueuedEvents ?? 0)",
-                    "error": "the kernel's inotify queue overflowed and events were lost",
-                    "next": "rescanning the whole tree",
-                ])
-        case .rescanned(let scan):
-            applyRescan(scan)
-        case .controlDirectoryLost:
-            stateDirectoryLossesContinuation.yield(configuration.stateDirectory)
-        case .watchLimit(let limit, let unwatched):
-            let interval = rescanInterval
-            logger.warning(
-                "watch-limit",
-                metadata: [
-                    "limit": "\(limit)", "unwatched": "\(unwatched)",
-                    "sysctl": "\(KernelLimits.raiseWatchLimitCommand(to: max(limit * 2, 524_288)))",
-                    "error": "inotify_add_watch: No space left on device (the per-user watch limit is reached)",
-                    "next": "keeping the \(unwatched) unwatched directories up to date by rescanning every \(interval.components.seconds) s",
-                ])
-            startRescanTimer(every: interval)
-        case .barrier(let number) where number == renameBarrier:
-            // Whatever came before the barrier is in: a rename it answers for still half seen left
-            // the tree. One half seen since waits for a barrier of its own.
-            renameBarrier = nil
-            renamesHalfSeen.subtract(renamesAwaited)
-            renamesAwaited = []
-        case .barrier(let number):
-            barrierWaiters.removeValue(forKey: number)?.resume(returning: settler.latestDeadline)
-        case .failed(let error):
-            guard !isRootRemoved else {
-                // The root went first; its removal is what the owner needs to hear about.
-                reportRootRemoved()
-                return
-            }
-            logger.error("watch-failed", metadata: ["error": "\(error)", "next": "stopping: changes are no longer seen"])
-        }
-    }
-
-    private var rescanInterval: Duration {
-        let seconds = configuration.configuration.watch.rescanIntervalS
-        return seconds > 0 ? .seconds(seconds) : Self.defaultRescanInterval
-    }
+    // MARK: - Settling
 
     /// A settle timer woke, or a deadline already due was queued: settles what is due. The next
     /// timer is worked out afresh afterwards, whichever timer it was.
@@ -459,7 +368,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         )
     }
 
-    private func startRescanTimer(every interval: Duration) {
+    func startRescanTimer(every interval: Duration) {
         guard rescanTimer == nil else { return }
         let clock = self.clock
         let continuation = inputContinuation
@@ -489,26 +398,6 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     }
 
     static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 10).rounded() / 10 }
-}
-
-/// What happened to the root itself.
-public enum RootChange: Sendable, Equatable {
-    /// Renamed; this is its absolute path now.
-    case moved(to: String)
-    /// Deleted.
-    case removed
-}
-
-/// The watcher's figures, as `status` shows them.
-public struct WatcherStatus: Sendable, Equatable {
-    /// Files the watcher knows in the tree.
-    public var files: Int
-    /// Names with events still inside their settle window.
-    public var pendingChanges: Int
-    /// External changes reported since the start.
-    public var reportedChanges: Int
-    /// Pending names held back because a process still has the file open for writing.
-    public var heldForWriters: Int = 0
 }
 
 /// How many events are on their way from the watcher thread to `FileWatcher.run()`.

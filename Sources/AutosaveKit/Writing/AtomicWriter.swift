@@ -20,24 +20,21 @@ public struct AtomicWriter: Sendable {
     public let ownWrites: OwnWrites
     /// `0666 & ~umask`, the mode of a file created from nothing.
     let newFileMode: mode_t
-    /// Fault injection for tests only: runs right before the compare-and-swap, so a test can hold
-    /// a save in flight or change the file under it. Nil in the agent.
-    let _beforeCommit: (@Sendable (String) -> Void)?
-    /// Fault injection for tests only: runs after the compare-and-swap, right before the rename,
-    /// so a test can replace the file inside that window. Nil in the agent.
-    let _beforeRename: (@Sendable (String) -> Void)?
-    /// Fault injection for tests only: picks the temp name (random in the agent), so a test can
-    /// plant a symlink where the temp file will go. Nil in the agent.
-    let _tempName: (@Sendable (String) -> String)?
+    /// Where tests step in; none in the agent.
+    let faults: FaultPoints
 
-    public init(
+    /// A writer for files below `root`; `fsync` false skips the flushes (for tests and scratch
+    /// trees: a crash may then lose the newest save), `hardLinks` says how a linked file is saved.
+    public init(root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites()) {
+        self.init(root: root, fsync: fsync, hardLinks: hardLinks, ownWrites: ownWrites, faults: FaultPoints())
+    }
+
+    /// A writer whose saves pass through `faults`, for tests.
+    @_spi(Testing) public init(
         root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
-        _beforeCommit: (@Sendable (String) -> Void)? = nil, _beforeRename: (@Sendable (String) -> Void)? = nil,
-        _tempName: (@Sendable (String) -> String)? = nil
+        faults: FaultPoints
     ) {
-        self._beforeRename = _beforeRename
-        self._beforeCommit = _beforeCommit
-        self._tempName = _tempName
+        self.faults = faults
         self.root = root
         self.fsync = fsync
         self.hardLinks = hardLinks
@@ -122,7 +119,7 @@ public struct AtomicWriter: Sendable {
     private func replace(
         _ bytes: [UInt8], path: String, target: Target, directory: CInt, current: Fingerprint?
     ) throws(WriteError) -> Commit {
-        let temp = _tempName?(target.name) ?? Self.tempName(for: target.name)
+        let temp = faults.tempName?(target.name) ?? Self.tempName(for: target.name)
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
         var committed = false
@@ -162,7 +159,7 @@ public struct AtomicWriter: Sendable {
         // way through, and the watcher would hold its change back until the close.
         close(fd)
         isOpen = false
-        _beforeCommit?(path)
+        faults.beforeCommit?(path)
         ownWrites.record(target.displayPath, written)
         // Compare-and-swap: the last look at the target before it is replaced.
         guard Fingerprint.of(target.name, in: directory) == current else {
@@ -171,7 +168,7 @@ public struct AtomicWriter: Sendable {
         }
         // An existing file is swapped with the temp rather than renamed over: someone may replace
         // it between the check above and the rename, and a swap destroys no version.
-        _beforeRename?(path)
+        faults.beforeRename?(path)
         var isExchanged = false
         var renamed: CInt
         if current == nil {

@@ -29,11 +29,13 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     public nonisolated let stateDirectoryRecreations: AsyncStream<Void>
     let stateDirectoryRecreationsContinuation: AsyncStream<Void>.Continuation
 
-    /// - Parameter _beforeCommit: fault injection for tests only (see `AtomicWriter`).
-    public init(
-        configuration: ResolvedConfiguration, clock: C, logger: Logger,
-        _beforeCommit: (@Sendable (String) -> Void)? = nil
-    ) {
+    /// A workspace on `configuration`'s root; nothing is watched, recovered or saved before `start`.
+    public init(configuration: ResolvedConfiguration, clock: C, logger: Logger) {
+        self.init(configuration: configuration, clock: clock, logger: logger, faults: FaultPoints())
+    }
+
+    /// A workspace whose saves pass through `faults`, for tests.
+    @_spi(Testing) public init(configuration: ResolvedConfiguration, clock: C, logger: Logger, faults: FaultPoints) {
         self.root = configuration.root
         self.rootPrefix = configuration.root + "/"
         self.stateDirectory = configuration.stateDirectory
@@ -48,7 +50,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             root: configuration.root, configuration: settings,
             writer: AtomicWriter(
                 root: configuration.root, fsync: settings.write.fsync, hardLinks: settings.write.hardLinks,
-                ownWrites: ownWrites, _beforeCommit: _beforeCommit),
+                ownWrites: ownWrites, faults: faults),
             copies: ConflictCopies(
                 stateDirectory: configuration.stateDirectory, maxCopiesPerFile: settings.conflicts.maxCopiesPerFile,
                 fsync: settings.write.fsync),
@@ -364,205 +366,5 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     func settleDueWindows() async {
         await watcher.settleDueWindows()
         await waitForHandledChanges()
-    }
-
-    /// Stops taking changes, saves every dirty buffer (`flush()`), and stops watching.
-    @discardableResult
-    public func shutdown() async -> FlushOutcome {
-        let outcome = await flush()
-        await watcher.stop()
-        broadcast.finish()
-        return outcome
-    }
-
-    /// Saves every dirty buffer now. An edit that cannot be saved at its path goes to a conflict
-    /// copy, so it is on disk somewhere; one that cannot even be copied is logged `lost-to-disk`
-    /// with where the journal keeps it.
-    public func flush() async -> FlushOutcome {
-        var dirty: [(String, FileBuffer<C>)] = []
-        for key in FlushOrder.interleavingDirectories(Array(buffers.keys)) {
-            guard let buffer = buffers[key], await buffer.isDirty else { continue }
-            dirty.append((key, buffer))
-        }
-        // Saves overlap: each waits mostly on its fsyncs, which the filesystem can commit together.
-        // They are taken a directory at a time in turn, so those in flight rarely share a directory.
-        let logger = self.logger
-        let journal = context.journal.map { _ in configuration.stateDirectory + "/journal" }
-        return await withTaskGroup(of: FlushedBuffer.self) { group in
-            var outcome = FlushOutcome()
-            var next = dirty.makeIterator()
-            func startOne() -> Bool {
-                guard let (key, buffer) = next.next() else { return false }
-                group.addTask {
-                    let flushed: FlushedBuffer
-                    do {
-                        try await buffer.save()
-                        flushed = .saved
-                    } catch {
-                        flushed = await Self.keepAside(buffer, path: key, failure: error, journal: journal, logger: logger)
-                    }
-                    await buffer.cancelTimer()
-                    return flushed
-                }
-                return true
-            }
-            for _ in 0..<Self.concurrentSaves where startOne() {}
-            for await flushed in group {
-                switch flushed {
-                case .saved: outcome.saved += 1
-                case .copied(let copied): outcome.copied.append(copied)
-                case .lost(let path): outcome.lost.append(path)
-                }
-                _ = startOne()
-            }
-            return outcome
-        }
-    }
-
-    /// How one buffer's flush ended.
-    private enum FlushedBuffer: Sendable {
-        case saved
-        case copied(FlushOutcome.Copied)
-        case lost(String)
-    }
-
-    /// A buffer whose save failed at flush: its edit goes to a conflict copy, or is reported lost.
-    private static func keepAside(
-        _ buffer: FileBuffer<C>, path: String, failure: any Error, journal: String?, logger: Logger
-    ) async -> FlushedBuffer {
-        do {
-            let copy = try await buffer.keepAside()
-            logger.error(
-                "save-failed",
-                metadata: [
-                    "path": "\(path)", "error": "\(failure)",
-                    "next": copy.map { "the unsaved edit is in the conflict copy \($0)" } ?? "nothing unsaved is left",
-                ])
-            return copy.map { .copied(.init(path: path, copy: $0)) } ?? .saved
-        } catch {
-            let revision = await buffer.revision
-            logger.error(
-                "lost-to-disk",
-                metadata: [
-                    "path": "\(path)", "revision": "\(revision)", "error": "\(failure); conflict copy: \(error)",
-                    "journal": "\(journal ?? "off")",
-                    "next": journal == nil
-                        ? "the edit is on disk nowhere and the journal is off: it is lost when the agent exits"
-                        : "the edit is in the journal only (revision \(revision)); the next start brings it back",
-                ])
-            return .lost(path)
-        }
-    }
-
-    /// Saves in flight at once during the final flush: 64 flushed 1,000 buffers in a median 0.44 ×
-    /// the floor against 0.56 × with 32 (six alternating runs each, bench figure 5).
-    static var concurrentSaves: Int { 64 }
-
-    // MARK: - Routing
-
-    func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
-        if let existing = buffers[path] {
-            try await existing.ensureLoaded()
-            return existing
-        }
-        let buffer = FileBuffer(path: path, context: context)
-        buffers[path] = buffer
-        do {
-            try await buffer.ensureLoaded()
-        } catch {
-            if buffers[path] === buffer { buffers[path] = nil }
-            throw error
-        }
-        return buffer
-    }
-
-    /// Temp files of a save a crash interrupted: never renamed into place, so never anyone's
-    /// data (the edit itself is in the buffer or the journal). One agent per root, so none is live.
-    private func removeLeftoverTempFiles(_ paths: [String]) {
-        for path in paths {
-            if unlink(root + "/" + path) == 0 {
-                logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted save"])
-            }
-        }
-        for path in context.copies.removeLeftoverTempFiles() {
-            logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted conflict copy"])
-        }
-    }
-
-    /// Brings back one edit the journal kept through a crash.
-    private func recover(_ record: JournalRecord) async {
-        guard let path = try? normalize(record.path) else { return }
-        let buffer = FileBuffer(path: path, context: context)
-        buffers[path] = buffer
-        do {
-            try await buffer.ensureLoaded()
-        } catch {
-            buffers[path] = nil
-            let kept = try? context.copies.keep(record.content, of: path, revision: record.revision)
-            logger.error(
-                "recover-failed",
-                metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                    "next": kept.map { "the recovered edit is kept in \($0.path)" } ?? "the recovered edit stays in the journal",
-                ])
-            return
-        }
-        await buffer.recover(record)
-        // The save landed before the crash, only its marker did not: the record is done with,
-        // or a later crash would bring these old bytes back against newer ones.
-        if let journal = context.journal, await !buffer.isDirty {
-            try? await journal.markSaved(path, revision: record.revision)
-        }
-    }
-
-    /// A path relative to the root, checked: inside the root, not in `.git/` or the state dir.
-    ///
-    /// Resolved as the kernel resolves it (`PhysicalPath`): the folders on the way are followed
-    /// through their symbolic links, a relative link against the folder that holds it, and `..`
-    /// after the link before it; the file's own name stays as given, so a buffer opened through a
-    /// link keeps the link's name and its saves go where the link leads.
-    func normalize(_ raw: String) throws(WorkspaceError) -> String {
-        var text = raw
-        if text.hasPrefix(rootPrefix) { text = String(text.dropFirst(rootPrefix.count)) }
-        // An open buffer's key passed every check below when it opened, and is its own normal form.
-        if buffers[text] != nil { return text }
-        guard !text.utf8.contains(0) else { throw .invalidPath(path: raw, reason: "it contains a NUL byte") }
-        let parts = text.split(separator: "/", omittingEmptySubsequences: true)
-        for part in parts where part.utf8.count > 255 {
-            throw .invalidPath(path: raw, reason: "a component is longer than 255 bytes")
-        }
-        guard let name = parts.last, name != ".", name != ".." else {
-            throw .invalidPath(path: raw, reason: "it names a folder (the root or one inside it), not a file")
-        }
-        let isAbsolute = text.hasPrefix("/")
-        let folder = (isAbsolute ? "" : root) + "/" + parts.dropLast().joined(separator: "/")
-        guard let physical = PhysicalPath.of(folder) else {
-            throw .invalidPath(path: raw, reason: "its folder cannot be resolved")
-        }
-        let inside: String
-        if physical == root {
-            inside = String(name)
-        } else if physical.hasPrefix(rootPrefix) {
-            inside = String(physical.dropFirst(rootPrefix.count)) + "/" + name
-        } else if parts.contains("..") {
-            throw .invalidPath(path: raw, reason: "`..` leads outside the root")
-        } else if isAbsolute && PhysicalPath.of(text) == text {
-            throw .invalidPath(path: raw, reason: "it is outside the root \(root)")
-        } else {
-            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(physical)/\(name)) through a symbolic link")
-        }
-        let path = inside
-        if path.split(separator: "/").contains(".git") {
-            throw .invalidPath(path: raw, reason: "files inside .git/ are git's own")
-        }
-        if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
-            throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
-        }
-        if buffers[path] != nil { return path }
-        // The file itself may be a link out; every save checks again (AtomicWriter).
-        if let target = PhysicalPath.of(root + "/" + path), !target.hasPrefix(rootPrefix) {
-            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(target)) through a symbolic link")
-        }
-        return path
     }
 }

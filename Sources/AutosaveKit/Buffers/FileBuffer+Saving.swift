@@ -1,0 +1,117 @@
+import FoundationEssentials
+import Logging
+
+extension FileBuffer {
+    /// Saves now, whatever the window says, and returns once the bytes are durable on disk. A
+    /// file another process holds open for writing is written in place: asked for now, the save
+    /// does not wait for the writer.
+    ///
+    /// - Throws: `WorkspaceError.saveFailed`; the buffer stays dirty and retries with backoff.
+    func save() async throws(WorkspaceError) {
+        while isSaving { await waitForSave() }
+        guard isDirty, !isClosed else { return }
+        if let error = await performSave(heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
+    }
+
+    private func waitForSave() async {
+        await withCheckedContinuation { saveWaiters.append($0) }
+    }
+
+    /// Writes the current revision; nil on success (or when the save became a reconcile, or
+    /// waits for a writer to close the file).
+    ///
+    /// - Parameter heldOpen: what to do about a file another process holds open for writing; an
+    ///   autosave waits for the close (`.wait`) until `maxDelayMs` after the first unsaved edit.
+    @discardableResult
+    func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
+        guard isDirty, !isSaving else { return nil }
+        isSaving = true
+        // A save may write the file in place (a user's hard link, a writer holding it open), and
+        // so change the version a chain of edits stands on: the chain ends first.
+        await endPinnedChain()
+        let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
+        let writer = context.writer
+        let path = self.path
+        schedule.saveStarted()
+        let started = ContinuousClock.now
+        let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
+        do {
+            let commit = try await BlockingIO.run { () throws(WriteError) -> (commit: Commit, bytes: [UInt8])? in
+                guard let text = snapshot.text else {
+                    if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
+                    return nil
+                }
+                // The one copy of the text a save makes, off the actor.
+                let bytes = text.bytes
+                return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
+            }
+            result = .success(commit)
+        } catch {
+            result = .failure(error)
+        }
+        defer {
+            let waiters = saveWaiters
+            saveWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        switch result {
+        case .success(let written):
+            let commit = written?.commit
+            adoptBase(written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text)
+            schedule.saveSucceeded()
+            isWaitingForWriter = false
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let size = snapshot.text?.count ?? 0
+            var metadata: Logger.Metadata = [
+                "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",
+                "ms": "\((milliseconds * 10).rounded() / 10)",
+            ]
+            if let reason = commit?.inPlace {
+                metadata["inPlace"] = "true"
+                metadata["reason"] = "\(reason.rawValue)"
+            }
+            context.logger.info(snapshot.text == nil ? "deleted" : "saved", metadata: metadata)
+            context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
+            // Durable and reported; the old version goes now. A save waited on returns after it.
+            if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
+            isSaving = false
+            do { try await context.journal?.markSaved(path, revision: snapshot.revision, source: journalSource) } catch {
+                context.logger.warning(
+                    "journal-failed",
+                    metadata: ["path": "\(path)", "error": "\(error)", "next": "the saved edit may be recovered again after a crash (harmless)"])
+            }
+            if isDirty { schedule.edited(at: context.clock.now) } else { schedule.cleaned() }
+            rescheduleTimer()
+            if needsReconcile { await reconcileWithDisk() }
+            return nil
+        case .failure(.heldOpen):
+            isSaving = false
+            waitForWriter()
+            if needsReconcile { await reconcileWithDisk() }
+            return nil
+        case .failure(.changedOnDisk):
+            isSaving = false
+            // Someone wrote the file since the buffer last saw it: merge instead of clobbering.
+            if isDirty { schedule.saveFoundFileChanged(at: context.clock.now) }
+            await reconcileWithDisk()
+            return nil
+        case .failure(let error):
+            isSaving = false
+            let retry = schedule.saveFailed(at: context.clock.now)
+            let wait = context.clock.now.duration(to: retry)
+            let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            context.logger.warning(
+                "save-failed",
+                metadata: [
+                    "path": "\(path)", "revision": "\(snapshot.revision)", "error": "\(error)",
+                    "next": "the buffer stays dirty; retrying in \(milliseconds) ms",
+                ])
+            context.emit(.saveFailed(path: path, error: error.description, retryInMilliseconds: milliseconds))
+            if error.isNowhereToLand { await keepAsideOrLog() }
+            rescheduleTimer()
+            if needsReconcile { await reconcileWithDisk() }
+            return error
+        }
+    }
+}
