@@ -59,7 +59,8 @@ public struct Agent: Service {
                 do {
                     ready = Readiness(
                         root: configuration.root, scan: try await workspace.start(carriedOver: carriedOver),
-                        startedAt: startedAt, clock: clock, logger: logger, notifier: notifier)
+                        startedAt: startedAt, clock: clock, logger: logger, notifier: notifier,
+                        finishingStartUp: { await workspace.finishStartUp() })
                 } catch {
                     flushed.fail(error)
                     return

@@ -44,11 +44,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// need not wait for, as no event is looked at before it is done.
     var known: KnownFiles {
         get {
-            takeInFirstListings()
+            makeKnownFiles()
             return knownStorage
         }
         _modify {
-            takeInFirstListings()
+            makeKnownFiles()
             yield &knownStorage
         }
     }
@@ -160,9 +160,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         return scan
     }
 
-    /// Makes the known files from the first scan's listings, once. The listings move in whole:
-    /// no copy of 100,000 of them, one hash each.
-    private func takeInFirstListings() {
+    /// Makes the known files from the first scan's listings now, unless they are made already
+    /// (`run()` makes them first thing). The listings move in whole: no copy of 100,000 of them,
+    /// one hash each.
+    public func makeKnownFiles() {
         guard !firstListings.isEmpty else { return }
         var listings: [DirectoryScan.Listing] = []
         swap(&listings, &firstListings)
@@ -171,7 +172,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
 
     /// Handles events until `stop()`; returns after the last one.
     public func run() async {
-        takeInFirstListings()
+        makeKnownFiles()
         for await input in inputs {
             switch input {
             case .watch(let event, let time):

@@ -139,6 +139,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// The unsaved edits of every buffer when the root moved away (for the next workspace).
     public internal(set) var unsavedEdits: [JournalRecord] = []
 
+    /// Finishes what start-up left for after `ready`: the known files of the first scan.
+    public func finishStartUp() async {
+        await watcher.makeKnownFiles()
+    }
+
     /// Runs the watcher until `shutdown()`.
     public func run() async {
         await watcher.run()
