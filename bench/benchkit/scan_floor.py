@@ -1,4 +1,4 @@
-"""bench/scan_floor.py — the set-up floor of figure 10: bench/scan-floor.c, compiled and timed.
+"""bench/benchkit/scan_floor.py — the set-up floor of figure 10: bench/scan-floor.c, compiled and timed.
 
 The floor walks a tree as the agent does (level by level, on as many threads as the agent's
 probes) with only the system calls a recursive watch cannot do without: open, inotify_add_watch,
@@ -11,38 +11,38 @@ import os
 import shlex
 import subprocess
 
+from .common import HERE, PeerUnavailable, ms, now_ns
+from .processes import LineReader, cpu_ms
+
 # The agent's `DirectoryProbe.threadCount`: the floor probes a level on as many threads.
 AGENT_PROBE_THREADS = 16
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class ScanFloor:
     """Compiles bench/scan-floor.c into the bench's work directory once; `run` times one walk."""
 
-    def __init__(self, bench, compare):
+    def __init__(self, bench):
         self.bench = bench
-        self.compare = compare
         self.binary = os.path.join(bench.work, "scan-floor")
         source = os.path.join(HERE, "scan-floor.c")
         build = ["cc", "-O2", "-pthread", source, "-o", self.binary]
         result = subprocess.run(build, capture_output=True, text=True)
         if result.returncode != 0:
-            raise compare.PeerUnavailable(f"cannot compile the set-up floor ({shlex.join(build)}): {result.stderr.strip()}")
+            raise PeerUnavailable(f"cannot compile the set-up floor ({shlex.join(build)}): {result.stderr.strip()}")
 
     def run(self, tree, timeout):
         """(ms from spawn to the walk's end, CPU ms of the walk, files it counted)."""
         argv = [self.binary, tree, str(AGENT_PROBE_THREADS)]
-        started = self.compare.now_ns()
+        started = now_ns()
         process = self.bench.children.spawn("the set-up floor", argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         try:
-            lines = self.compare.LineReader(process.stdout.fileno(), f"the set-up floor (pid {process.pid})")
+            lines = LineReader(process.stdout.fileno(), f"the set-up floor (pid {process.pid})")
             files, _ = lines.wait_for(lambda line: int(line.split()[1]) if line.startswith("files ") else None, timeout,
                                       "the set-up floor's `files` line")
             _, stamp = lines.wait_for(lambda line: True if line.startswith("ms ") else None, timeout,
                                       "the set-up floor's `ms` line")
-            cpu = self.compare.cpu_ms(process.pid)
+            cpu = cpu_ms(process.pid)
         finally:
             process.stdin.close()
             self.bench.children.stop(process, 30)
-        return self.compare.ms(stamp - started), cpu, files
+        return ms(stamp - started), cpu, files
