@@ -39,99 +39,35 @@ and once the agent is back (`ready`, then `autosave sync` and settled), the cras
   (d) no agent temp file is left; (j) the journal was readable: no `journal-corrupt`, and the
       agent started.
 With --no-fsync (`journal.fsync: false`, `write.fsync: false`) the same run counts what was lost
-instead, sorted by what README's known limits allow: an acknowledged edit lost in a cut (allowed
+instead, sorted by what docs/guarantees.md's known limits allow: an acknowledged edit lost in a cut (allowed
 with journal.fsync false); a saved revision undone, a file or conflict copy written just before
 the cut torn or gone (allowed with write.fsync false; the soak puts back the file's last settled
 or durably replaced version and removes the copy). A temp left, an unreadable journal, or a loss
 of anything the cut left on disk are violations in both modes.
 
 The last line: `powercut: R rounds, C cuts, A acknowledged edits, V violations`.
+
+The code: this file (PowerCutSoak: the cut, the checks on the durable image, its summary lines)
+and faultmount.py (the faultfs mount); the rest is the crash soak's (see the header of soak.py).
 """
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from soak import (TEMP_PATTERN, Soak, SoakError, Version, join_all, parse_arguments, read_events,  # noqa: E402
-                  run_soak, short, split_lines, tail)
+from agent import SoakError, read_events  # noqa: E402
+from checks import TEMP_PATTERN, Version, short  # noqa: E402
+from content import split_lines  # noqa: E402
+from faultmount import FaultMount, why_not_here  # noqa: E402
+from harness import Soak  # noqa: E402
+from options import parse_arguments, run_soak  # noqa: E402
+from scenario import join_all  # noqa: E402
 
 TORN_BY_TOOL = "files a tool's unsynced write left torn by a cut (restored)"
-FAULTFS = os.path.join(os.path.dirname(HERE), "faultfs", "faultfs.py")
-
-
-def why_not_here():
-    """Why a FUSE file system cannot be mounted here, or None."""
-    if os.geteuid() != 0:
-        return "faultfs mounts a file system: run as root"
-    if not os.path.exists("/dev/fuse"):
-        return "no /dev/fuse on this machine"
-    if subprocess.run(["/usr/bin/python3", "-c", "import pyfuse3"], capture_output=True).returncode != 0:
-        return "pyfuse3 is not installed for /usr/bin/python3 (Debian: python3-pyfuse3)"
-    if shutil.which("fusermount3") is None:
-        return "fusermount3 is not installed (Debian: fuse3)"
-    return None
-
-
-class FaultMount:
-    """A faultfs process: mounts `backing` on `mountpoint`; `cut()` cuts the power."""
-
-    def __init__(self, workdir, backing, mountpoint, seed):
-        self.seed = seed
-        self.backing = backing
-        self.mountpoint = mountpoint
-        self.state = os.path.join(workdir, "faultfs.state")
-        self.log_path = os.path.join(workdir, "logs", "faultfs.log")
-        self.process = None
-        self.generation = 0
-
-    def start(self):
-        os.makedirs(self.mountpoint, exist_ok=True)
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(["/usr/bin/python3", FAULTFS, self.backing, self.mountpoint, "--state", self.state,
-                                         "--seed", str(self.seed)],
-                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        log.close()
-        self.wait_for_generation(0)
-
-    def wait_for_generation(self, generation):
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SoakError(f"faultfs exited with status {self.process.returncode}; log {self.log_path}:\n{tail(self.log_path)}")
-            try:
-                with open(self.state) as handle:
-                    fields = handle.read().split()
-                if fields[1] == str(generation) and os.path.ismount(self.mountpoint):
-                    self.generation = generation
-                    return
-            except (OSError, IndexError):
-                pass
-            time.sleep(0.01)
-        raise SoakError(f"faultfs did not mount generation {generation} within 120 s; log {self.log_path}:\n{tail(self.log_path)}")
-
-    def cut(self, torn):
-        """Drops what was volatile (all of it, or with `torn` what follows a random prefix)."""
-        self.process.send_signal(signal.SIGUSR2 if torn else signal.SIGUSR1)
-        self.wait_for_generation(self.generation + 1)
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if os.path.ismount(self.mountpoint):
-            subprocess.run(["fusermount3", "-u", "-z", self.mountpoint], capture_output=True)
 
 
 class PowerCutSoak(Soak):
@@ -353,7 +289,7 @@ class PowerCutSoak(Soak):
 
     def remove_torn_copies(self, copies):
         """With write.fsync false a conflict copy is not durable either: one the cut tore is a loss
-        README's limits allow, removed so later rounds do not report it again."""
+        docs/guarantees.md's known limits allow, removed so later rounds do not report it again."""
         for path, paths in copies.items():
             model = self.model.paths[path]
             for copy in list(paths):
@@ -394,7 +330,7 @@ class PowerCutSoak(Soak):
               f"agent temps left by a cut {c['temps left by a cut']}; tool leftovers removed {c['tool leftovers removed after a cut']}; files brought back from the journal "
               f"{c['files brought back from the journal after a cut']}")
         if not self.fsync:
-            print("losses allowed by README's known limits: " +
+            print("losses allowed by docs/guarantees.md's known limits: " +
                   (", ".join(f"{k} {v}" for k, v in sorted(self.losses.items())) or "none seen"))
         print(f"powercut: {self.round - 1} rounds, {c['kills']} cuts, {c['client writes acknowledged']} acknowledged edits, "
               f"{len(self.violations)} violations")
