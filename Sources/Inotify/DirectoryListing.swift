@@ -70,12 +70,15 @@ enum DirectoryListing {
         var contents = DirectoryContents(changeTimes: statFiles ? [] : nil)
         try visit(absolutePath, statFiles: statFiles) { entry, isDirectory, changeTime in
             // Most files need no `String`: an ASCII name that no rule may apply to is kept as it
-            // was read. Other names are made a `String` as events make them, so both agree.
+            // was read. Other names are made a `String`, as events make them, so both agree.
             if !isDirectory, entry.isASCII, !filter.needsLooking(atFile: entry.bytes) {
                 if contents.files.insert(entry.bytes) { contents.changeTimes?.append(changeTime ?? 0) }
                 return
             }
-            let name = entry.string
+            // A name that is not UTF-8 is not tracked (docs/guarantees.md, the known limits): no
+            // client can name it, and known by its repaired spelling, it was reported removed
+            // the first time it was written.
+            guard let name = entry.validString else { return }
             if !isDirectory, name == filter.privateMarker { contents.hasPrivateMarker = true }
             if filter.isIgnored(name, isDirectory: isDirectory) {
                 if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
@@ -147,6 +150,9 @@ enum DirectoryListing {
 
         /// The name as a `String`, invalid UTF-8 repaired as `String(cString:)` does.
         var string: String { String(decoding: bytes, as: UTF8.self) }
+
+        /// The name as a `String`; nil when it is not valid UTF-8.
+        var validString: String? { isASCII ? string : String(validating: bytes, as: UTF8.self) }
     }
 
     /// - Throws: `Errno` from `stat`, or `ENOTDIR` when the path is not a directory.

@@ -49,8 +49,8 @@ import Testing
         for name in ["main.swift", "a.swp", ".b.swp", "ship", "été.txt", "agent.lock", "x"] {
             _ = try directory.write(name, "1")
         }
-        // Names that are not UTF-8 (`g`, 0xFF, `p` and `h`, 0xFF, `x`): events spell them with
-        // U+FFFD, and so must the listing, ignored or kept.
+        // Names that are not UTF-8 (`g`, 0xFF, `p` and `h`, 0xFF, `x`) are not tracked: neither
+        // listing holds them, under any spelling, ignored or kept.
         for (first, last) in [("g", "p"), ("h", "x")] {
             let raw: [UInt8] = Array((directory.path + "/" + first).utf8) + [0xFF] + Array(last.utf8) + [0]
             let fd = raw.withUnsafeBytes { open($0.baseAddress!.assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
@@ -62,8 +62,8 @@ import Testing
         let screened = try Self.contents(of: directory.path, rules: rules, screened: true)
         let asked = try Self.contents(of: directory.path, rules: rules, screened: false)
         Self.expectSame(screened, asked, "one directory")
-        #expect(Set(screened.files) == ["main.swift", "été.txt", "agent.lock", "x", "h\u{FFFD}x"])
-        #expect(Set(screened.leftovers) == ["a.swp", ".b.swp", "ship", "g\u{FFFD}p"], "ignored, ending in p")
+        #expect(Set(screened.files) == ["main.swift", "été.txt", "agent.lock", "x"])
+        #expect(Set(screened.leftovers) == ["a.swp", ".b.swp", "ship"], "ignored, ending in p")
         #expect(screened.hasPrivateMarker, "the marker is seen though no rule ignores it")
         #expect(screened.directories == ["src"])
     }
