@@ -4,6 +4,8 @@ floor.c, scan-floor.c and results.md are).
 """
 import math
 import os
+import shlex
+import subprocess
 import time
 
 # bench/: the directory of the `compare` script, which holds this package.
@@ -44,3 +46,14 @@ def write_text_lines(path, size=None, lines=None):
             text = f"line {line} of a large file, with some words to make it longer\n"
             file.write(text)
             written, line = written + len(text), line + 1
+
+
+def compile_c(bench, name, error):
+    """Compiles bench/NAME.c into the bench's work directory as NAME and returns its path; raises
+    `error` (BenchError or PeerUnavailable) with the compiler's message when it cannot."""
+    binary = os.path.join(bench.work, name)
+    command = ["cc", "-O2", "-pthread", os.path.join(HERE, name + ".c"), "-o", binary]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise error(f"cannot compile {name}.c ({shlex.join(command)}):\n{result.stderr.strip()}")
+    return binary

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 
-from .common import HERE, BenchError, PeerUnavailable, ms, now_ns
+from .common import BenchError, PeerUnavailable, compile_c, ms, now_ns
 from .processes import LineReader, cpu_ms
 
 
@@ -140,12 +140,7 @@ class Watchman:
 class Floors:
     def __init__(self, bench):
         self.bench = bench
-        self.binary = os.path.join(bench.work, "floor")
-        source = os.path.join(HERE, "floor.c")
-        compile = ["cc", "-O2", "-pthread", source, "-o", self.binary]
-        result = subprocess.run(compile, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise BenchError(f"cannot compile the floors ({shlex.join(compile)}):\n{result.stderr}")
+        self.binary = compile_c(bench, "floor", BenchError)
 
     def save(self, directory, size, count, files):
         """Per-iteration ms and the total ms of COUNT durable writes of SIZE bytes."""

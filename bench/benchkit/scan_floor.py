@@ -7,11 +7,9 @@ and its CPU time is read at that line, before the 100,000 watches are closed at 
 agent takes beyond it is the agent's own work; what inotifywait takes beyond it is its `lstat` of
 every entry and its single thread.
 """
-import os
-import shlex
 import subprocess
 
-from .common import HERE, PeerUnavailable, ms, now_ns
+from .common import PeerUnavailable, compile_c, ms, now_ns
 from .processes import LineReader, cpu_ms
 
 # The agent's `DirectoryProbe.threadCount`: the floor probes a level on as many threads.
@@ -23,12 +21,7 @@ class ScanFloor:
 
     def __init__(self, bench):
         self.bench = bench
-        self.binary = os.path.join(bench.work, "scan-floor")
-        source = os.path.join(HERE, "scan-floor.c")
-        build = ["cc", "-O2", "-pthread", source, "-o", self.binary]
-        result = subprocess.run(build, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise PeerUnavailable(f"cannot compile the set-up floor ({shlex.join(build)}): {result.stderr.strip()}")
+        self.binary = compile_c(bench, "scan-floor", PeerUnavailable)
 
     def run(self, tree, timeout):
         """(ms from spawn to the walk's end, CPU ms of the walk, files it counted)."""

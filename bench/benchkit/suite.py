@@ -5,7 +5,6 @@ ScalingFigure), recording a failure and going on when one fails.
 """
 import collections
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from .processes import Children
 from .ranged_edits import RangedEditsFigure
 from .save_cost import SaveCostFigure
 from .scaling import ScalingFigure
+from .scaling_trees import directory_names
 from .throughput import ThroughputFigure
 from .watchers import WatcherFigures
 
@@ -97,12 +97,7 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
         self.tree = os.path.join(self.work, "tree")
         os.makedirs(self.tree)
         dirs, files = self.options.dirs, self.options.files
-        top = max(1, round(math.sqrt(dirs)))
-        names = [f"t{index:03d}" for index in range(min(top, dirs))]
-        index = 0
-        while len(names) < dirs:
-            names.append(f"t{index % top:03d}/s{index // top:03d}")
-            index += 1
+        names = directory_names(dirs)  # figure 10's trees have the same shape
         for name in names:
             os.mkdir(os.path.join(self.tree, name))
         self.dirs = names
