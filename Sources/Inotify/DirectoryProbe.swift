@@ -14,10 +14,8 @@ struct DirectoryProbe: Sendable {
     /// What the directory holds, or nil when it vanished or cannot be read.
     var contents: DirectoryContents?
 
-    /// A directory to probe: the filter its listing applies, which knows the directory's path.
-    typealias Target = EntryFilter
-
-    init(_ target: Target, instance: InotifyDescriptor, statFiles: Bool) {
+    /// Probes the directory of `target`, the filter its listing applies (which knows its path).
+    init(_ target: EntryFilter, instance: InotifyDescriptor, statFiles: Bool) {
         // Made here, on the probe's thread: a level's 90,000 paths are built in parallel.
         let absolutePath = target.mailbox.absolutePath(target.directory)
         do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: absolutePath)) } catch {
@@ -29,7 +27,7 @@ struct DirectoryProbe: Sendable {
     /// Starts probing every target, in parallel when there are enough to be worth the threads;
     /// `ProbeRun.results()` waits for them, in the order of `targets`. The caller may take in
     /// an earlier run's results meanwhile.
-    static func start(_ targets: [Target], instance: InotifyDescriptor, statFiles: Bool) -> ProbeRun {
+    static func start(_ targets: [EntryFilter], instance: InotifyDescriptor, statFiles: Bool) -> ProbeRun {
         guard targets.count >= parallelThreshold else {
             return ProbeRun(done: targets.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) })
         }

@@ -20,7 +20,7 @@ struct Readiness: Sendable {
 
     init(
         root: String, scan: DirectoryScan, startedAt: ContinuousClock.Instant, clock: ContinuousClock, logger: Logger,
-        notifier: ServiceNotifier?, finishingStartUp: @escaping @Sendable () async -> Void = {}
+        notifier: ServiceNotifier?, finishingStartUp: @escaping @Sendable () async -> Void
     ) {
         self.root = root
         (directories, watches, files) = (scan.directories, scan.watches, scan.fileCount)
