@@ -32,13 +32,6 @@ struct EntryFilter: Sendable {
 
     var privateMarker: String? { mailbox.privateMarker }
 
-    /// Whether a file's name must be looked at (asked about, compared with the private marker),
-    /// judged by its bytes alone: false means it is a plain file name to keep.
-    func needsLooking(atFile name: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let screen = mailbox.fileScreen, let first = name.first, let last = name.last else { return true }
-        return screen.mayApply(first: first, last: last)
-    }
-
     func isIgnored(_ name: String, isDirectory: Bool) -> Bool {
         mailbox.ignores(name, in: directory, isDirectory: isDirectory)
     }
@@ -54,25 +47,38 @@ enum DirectoryListing {
     /// - Throws: `Errno` from `opendir` (`ENOENT` when it vanished, `EACCES`, `ENOTDIR`).
     static func entries(of absolutePath: String, statFiles: Bool) throws(Errno) -> [DirectoryEntry] {
         var result: [DirectoryEntry] = []
-        try visit(absolutePath, statFiles: statFiles) { name, isDirectory, changeTime in
-            result.append(DirectoryEntry(name: name.string, isDirectory: isDirectory, changeTime: changeTime))
+        let failure: Errno? = absolutePath.withCString { path in
+            do throws(Errno) {
+                try visit(path, statFiles: statFiles) { name, isDirectory, changeTime in
+                    result.append(DirectoryEntry(name: name.string, isDirectory: isDirectory, changeTime: changeTime))
+                }
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let failure { throw failure }
         return result
     }
 
     /// What a scan keeps of one directory, sorted as it is read: the files' names (compactly,
     /// in the order they were read, which `changeTimes` follows), the subdirectories' names, and
     /// the ignored files `filter` calls leftovers. Runs on any thread, so a scan's probes make
-    /// their listings in parallel.
+    /// their listings in parallel; `collector` is the thread's scratch for the names.
     ///
     /// - Throws: `Errno` from `opendir` (`ENOENT` when it vanished, `EACCES`, `ENOTDIR`).
-    static func contents(of absolutePath: String, statFiles: Bool, filter: EntryFilter) throws(Errno) -> DirectoryContents {
+    static func contents(
+        of absolutePath: UnsafePointer<CChar>, statFiles: Bool, filter: EntryFilter, collector: inout FileNameCollector
+    ) throws(Errno) -> DirectoryContents {
         var contents = DirectoryContents(changeTimes: statFiles ? [] : nil)
+        collector.begin()
+        // Looked up once a directory rather than once a file.
+        let screen = filter.mailbox.fileScreen
         try visit(absolutePath, statFiles: statFiles) { entry, isDirectory, changeTime in
             // Most files need no `String`: an ASCII name that no rule may apply to is kept as it
             // was read. Other names are made a `String`, as events make them, so both agree.
-            if !isDirectory, entry.isASCII, !filter.needsLooking(atFile: entry.bytes) {
-                if contents.files.insert(entry.bytes) { contents.changeTimes?.append(changeTime ?? 0) }
+            if !isDirectory, entry.isASCII, let screen, !screen.mayApply(toFile: entry.bytes) {
+                if collector.insert(entry.bytes) { contents.changeTimes?.append(changeTime ?? 0) }
                 return
             }
             // A name that is not UTF-8 is not tracked (docs/guarantees.md, the known limits): no
@@ -84,18 +90,29 @@ enum DirectoryListing {
                 if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
             } else if isDirectory {
                 contents.directories.append(name)
-            } else if contents.files.insert(name) {
+            } else if collector.insert(name) {
                 contents.changeTimes?.append(changeTime ?? 0)
             }
         }
+        contents.files = collector.names()
         return contents
+    }
+
+    /// `contents(of:statFiles:filter:collector:)` with a scratch of its own, for a listing
+    /// of one directory.
+    static func contents(of absolutePath: String, statFiles: Bool, filter: EntryFilter) throws(Errno) -> DirectoryContents {
+        var collector = FileNameCollector()
+        let result: Result<DirectoryContents, Errno> = absolutePath.withCString { path in
+            Result { () throws(Errno) in try contents(of: path, statFiles: statFiles, filter: filter, collector: &collector) }
+        }
+        return try result.get()
     }
 
     /// Reads a directory with `getdents64` through a buffer on the stack, skipping `.` and `..`;
     /// `body` gets each entry's name, whether it is a directory and, for a file when
     /// `statFiles`, its `st_ctim`.
     private static func visit(
-        _ absolutePath: String, statFiles: Bool, _ body: (EntryName, Bool, Int64?) -> Void
+        _ absolutePath: UnsafePointer<CChar>, statFiles: Bool, _ body: (EntryName, Bool, Int64?) -> Void
     ) throws(Errno) {
         let fd = open(absolutePath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Errno(rawValue: errno) }

@@ -14,14 +14,20 @@ struct DirectoryProbe: Sendable {
     /// What the directory holds, or nil when it vanished or cannot be read.
     var contents: DirectoryContents?
 
-    /// Probes the directory of `target`, the filter its listing applies (which knows its path).
-    init(_ target: EntryFilter, instance: InotifyDescriptor, statFiles: Bool) {
-        // Made here, on the probe's thread: a level's 90,000 paths are built in parallel.
-        let absolutePath = target.mailbox.absolutePath(target.directory)
-        do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: absolutePath)) } catch {
-            watch = .failure(error)
+    /// Probes the directory of `target`, the filter its listing applies (which knows its path);
+    /// `collector` is the probing thread's scratch for file names.
+    init(_ target: EntryFilter, instance: InotifyDescriptor, statFiles: Bool, collector: inout FileNameCollector) {
+        // Made here, on the probe's thread and its stack: a level's 90,000 paths are built in
+        // parallel, and none is a `String`.
+        (watch, contents) = target.mailbox.withAbsolutePath(of: target.directory) { absolutePath in
+            let watch: Result<Int32, Errno>
+            do throws(Errno) { watch = .success(try instance.addTreeWatch(absolutePath: absolutePath)) } catch {
+                watch = .failure(error)
+            }
+            let contents = try? DirectoryListing.contents(
+                of: absolutePath, statFiles: statFiles, filter: target, collector: &collector)
+            return (watch, contents)
         }
-        contents = try? DirectoryListing.contents(of: absolutePath, statFiles: statFiles, filter: target)
     }
 
     /// Starts probing every target, in parallel when there are enough to be worth the threads;
@@ -29,15 +35,21 @@ struct DirectoryProbe: Sendable {
     /// an earlier run's results meanwhile.
     static func start(_ targets: [EntryFilter], instance: InotifyDescriptor, statFiles: Bool) -> ProbeRun {
         guard targets.count >= parallelThreshold else {
-            return ProbeRun(done: targets.map { DirectoryProbe($0, instance: instance, statFiles: statFiles) })
+            var collector = FileNameCollector()
+            return ProbeRun(done: targets.map {
+                DirectoryProbe($0, instance: instance, statFiles: statFiles, collector: &collector)
+            })
         }
         let results = ProbeResults(count: targets.count)
         let next = Atomic(0)
         let threads = startThreads(min(threadCount, targets.count)) {
+            var collector = FileNameCollector()
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < targets.count else { return }
-                results.store(DirectoryProbe(targets[index], instance: instance, statFiles: statFiles), at: index)
+                results.store(
+                    DirectoryProbe(targets[index], instance: instance, statFiles: statFiles, collector: &collector),
+                    at: index)
             }
         }
         return ProbeRun(threads: threads, results: results)
@@ -72,7 +84,14 @@ final class ProbeResults: @unchecked Sendable {
 
     func store(_ probe: DirectoryProbe, at index: Int) { slots[index] = probe }
 
-    func collect() -> [DirectoryProbe] { slots.map { $0! } }
+    /// Moves every probe out; the slots are left empty. Call once.
+    func collect() -> [DirectoryProbe] {
+        // Moved rather than copied: a copy would retain each listing's buffers, and the slots'
+        // deinitialisation release them again, a few times per directory.
+        let probes = (0..<slots.count).map { (slots.baseAddress! + $0).move()! }
+        slots.initialize(repeating: nil)
+        return probes
+    }
 }
 
 /// Probes under way on threads of their own; `results()` joins them.

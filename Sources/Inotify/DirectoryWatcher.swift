@@ -257,6 +257,28 @@ final class Mailbox: Sendable {
         relative.isEmpty ? root : (root == "/" ? "/" + relative : root + "/" + relative)
     }
 
+    /// Calls `body` with `relative` made absolute as a C string on the stack, which is valid only
+    /// during the call.
+    func withAbsolutePath<Result>(of relative: String, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+        var root = root
+        var relative = relative
+        return root.withUTF8 { root in
+            relative.withUTF8 { relative in
+                let separator = relative.isEmpty || root.last == UInt8(ascii: "/") ? 0 : 1
+                let length = root.count + separator + relative.count
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { path in
+                    let bytes = UnsafeMutableRawBufferPointer(path)
+                    bytes.copyMemory(from: UnsafeRawBufferPointer(root))
+                    if separator == 1 { bytes[root.count] = UInt8(ascii: "/") }
+                    UnsafeMutableRawBufferPointer(rebasing: bytes[(root.count + separator)...])
+                        .copyMemory(from: UnsafeRawBufferPointer(relative))
+                    bytes[length] = 0
+                    return body(UnsafePointer(path.baseAddress!))
+                }
+            }
+        }
+    }
+
     /// Whether the tree leaves `name` in `directory` out: the rules say so, or it is the
     /// watcher's own cookie directory.
     func ignores(_ name: String, in directory: String, isDirectory: Bool) -> Bool {

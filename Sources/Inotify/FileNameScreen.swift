@@ -30,4 +30,9 @@ public struct FileNameScreen: Sendable, Equatable {
         let pair = Int(first) << 8 | Int(last)
         return bits[pair >> 6] & (1 << UInt64(pair & 63)) != 0
     }
+
+    /// Whether a rule may apply to the file named by `name`'s bytes (not empty).
+    func mayApply(toFile name: UnsafeBufferPointer<UInt8>) -> Bool {
+        mayApply(first: name[0], last: name[name.count - 1])
+    }
 }

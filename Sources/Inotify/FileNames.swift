@@ -39,6 +39,14 @@ public struct FileNames: Sendable, Sequence {
         for name in names { insert(name) }
     }
 
+    /// A set of the `count` names laid out in `entries` as this type lays them out, which the
+    /// caller (`FileNameCollector`) made sure are distinct and not empty.
+    init(uniqueEntries entries: [UInt8], count: Int) {
+        bytes = entries
+        self.count = count
+        if count > Self.linearLimit { rebuildIndex() }
+    }
+
     public var isEmpty: Bool { count == 0 }
 
     /// Whether `name` is a member.
@@ -85,18 +93,33 @@ public struct FileNames: Sendable, Sequence {
     private static func headerSize(_ length: Int) -> Int { length < Int(longName) ? 1 : 3 }
 
     /// Where the name at `offset` starts, and how long it is.
-    fileprivate static func entry(in bytes: [UInt8], at offset: Int) -> (start: Int, length: Int) {
+    static func entry(in bytes: [UInt8], at offset: Int) -> (start: Int, length: Int) {
         let first = bytes[offset]
         guard first == longName else { return (offset + 1, Int(first)) }
         return (offset + 3, Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]))
     }
 
-    private func matches(_ name: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
-        let (start, length) = Self.entry(in: bytes, at: offset)
+    /// Whether the live entry at `offset` of `bytes` spells `name`.
+    static func entry(in bytes: [UInt8], at offset: Int, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let (start, length) = entry(in: bytes, at: offset)
         guard length == name.count, bytes[start] != 0 else { return false }
         return bytes.withUnsafeBufferPointer { stored in
             memcmp(stored.baseAddress! + start, name.baseAddress!, length) == 0
         }
+    }
+
+    /// Appends `name`'s entry, its length header and its bytes, to `bytes`.
+    static func appendEntry(_ name: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        if name.count < Int(longName) {
+            bytes.append(UInt8(name.count))
+        } else {
+            bytes.append(contentsOf: [longName, UInt8(name.count >> 8), UInt8(name.count & 0xFF)])
+        }
+        bytes.append(contentsOf: name)
+    }
+
+    private func matches(_ name: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        Self.entry(in: bytes, at: offset, equals: name)
     }
 
     /// The offset of `name`'s entry, when it is a member.
@@ -119,12 +142,7 @@ public struct FileNames: Sendable, Sequence {
     mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !name.isEmpty, name.count <= Int(UInt16.max), find(name) == nil else { return false }
         let offset = bytes.count
-        if name.count < Int(Self.longName) {
-            bytes.append(UInt8(name.count))
-        } else {
-            bytes.append(contentsOf: [Self.longName, UInt8(name.count >> 8), UInt8(name.count & 0xFF)])
-        }
-        bytes.append(contentsOf: name)
+        Self.appendEntry(name, to: &bytes)
         count += 1
         if !slots.isEmpty {
             place(offset, hash: Self.hash(name))
@@ -213,7 +231,7 @@ public struct FileNames: Sendable, Sequence {
     }
 
     /// FNV-1a: names are short, and a seeded hash buys nothing for a directory's own names.
-    private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
+    static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3

@@ -108,6 +108,15 @@ struct InotifyDescriptor: Sendable {
     ///
     /// - Throws: `Errno` from `inotify_add_watch` (`ENOSPC` at the watch limit).
     func addTreeWatch(absolutePath: String) throws(Errno) -> Int32 {
+        let watch: Result<Int32, Errno> = absolutePath.withCString { path in
+            Result { () throws(Errno) in try addTreeWatch(absolutePath: path) }
+        }
+        return try watch.get()
+    }
+
+    /// `addTreeWatch(absolutePath:)` for a path already a C string.
+    /// - Throws: `Errno` from `inotify_add_watch` (`ENOSPC` at the watch limit).
+    func addTreeWatch(absolutePath: UnsafePointer<CChar>) throws(Errno) -> Int32 {
         let wd = inotify_add_watch(rawValue, absolutePath, CInotifyTools_agentEventMask())
         guard wd >= 0 else { throw Errno(rawValue: errno) }
         return wd

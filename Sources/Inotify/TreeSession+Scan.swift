@@ -29,7 +29,7 @@ extension TreeSession {
                 if index + 1 < batches.count { running = probe(batches[index + 1], statFiles: statFiles) }
                 for ((node, path), probe) in zip(batches[index], probes) {
                     record(probe.watch, for: node)
-                    next += list(node, path: path, contents: probe.contents, into: &listings)
+                    list(node, path: path, contents: probe.contents, into: &listings, children: &next)
                 }
             }
             level = next
@@ -70,7 +70,9 @@ extension TreeSession {
             directories += 1
             watch(node, path: path)
             let contents = try? DirectoryListing.contents(of: absolutePath(path), statFiles: true, filter: filter(for: path))
-            for (child, _) in list(node, path: path, contents: contents, into: &listings) where child.wd == nil {
+            var children: [(DirectoryNode, String)] = []
+            list(node, path: path, contents: contents, into: &listings, children: &children)
+            for (child, _) in children where child.wd == nil {
                 // A directory that appeared since the last scan: walk it like any new directory.
                 guard unwatched[ObjectIdentifier(child)] == nil else { continue }
                 let scan = scanTree(from: child, statFiles: true, unseenSince: since)
@@ -85,37 +87,46 @@ extension TreeSession {
                     unseenSince: since, started: started)))
     }
 
-    /// Takes one directory's listing into the tree: files go to `listings`, child directories are
-    /// returned (existing nodes reused, new ones created) and children that vanished are dropped.
+    /// Takes one directory's listing into the tree: files go to `listings`, child directories to
+    /// `children` (existing nodes reused, new ones created) and children that vanished are dropped.
     private func list(
-        _ node: DirectoryNode, path: String, contents: DirectoryContents?, into listings: inout [DirectoryScan.Listing]
-    ) -> [(DirectoryNode, String)] {
+        _ node: DirectoryNode, path: String, contents: DirectoryContents?, into listings: inout [DirectoryScan.Listing],
+        children: inout [(DirectoryNode, String)]
+    ) {
         guard let contents else {
             // It vanished or cannot be read: the parent's event (or the next rescan) settles it.
-            return []
+            return
         }
         if node !== tree, contents.hasPrivateMarker {
             dropPrivate(node)
-            return []
+            return
         }
         if collectsLeftovers {
             leftovers += contents.leftovers.map { path.isEmpty ? $0 : path + "/" + $0 }
         }
-        var children: [(DirectoryNode, String)] = []
-        children.reserveCapacity(contents.directories.count)
+        // A new directory's children go in at once, not through a table grown by doubling.
+        if node.children.isEmpty, contents.directories.count > 1 {
+            // Not for none or one: an empty table asked for room gets storage of its own, 8 MB
+            // over the leaves of a million-file tree.
+            node.children.reserveCapacity(contents.directories.count)
+        }
         for name in contents.directories {
-            let child = node.children[name] ?? DirectoryNode(name: name, parent: node)
-            node.children[name] = child
+            let child: DirectoryNode
+            if let known = node.children[name] {
+                child = known
+            } else {
+                child = DirectoryNode(name: name, parent: node)
+                node.children[name] = child
+            }
             children.append((child, path.isEmpty ? name : path + "/" + name))
         }
         listings.append(DirectoryScan.Listing(directory: path, names: contents.files, changeTimes: contents.changeTimes))
-        if node.children.count > children.count {
+        if node.children.count > contents.directories.count {
             let seen = Set(contents.directories)
             for (name, child) in node.children where !seen.contains(name) {
                 dropSubtree(child)
             }
         }
-        return children
     }
 
     private func makeScan(
