@@ -31,14 +31,16 @@ struct DirectoryProbe: Sendable {
     }
 
     /// Starts probing every target, in parallel when there are enough to be worth the threads;
-    /// `ProbeRun.results()` waits for them, in the order of `targets`. The caller may take in
+    /// `ProbeRun.results()` waits for them, by the index of `targets`. The caller may take in
     /// an earlier run's results meanwhile.
     static func start(_ targets: [EntryFilter], instance: InotifyDescriptor, statFiles: Bool) -> ProbeRun {
         guard targets.count >= parallelThreshold else {
             var collector = FileNameCollector()
-            return ProbeRun(done: targets.map {
-                DirectoryProbe($0, instance: instance, statFiles: statFiles, collector: &collector)
-            })
+            let results = ProbeResults(count: targets.count)
+            for (index, target) in targets.enumerated() {
+                results.store(DirectoryProbe(target, instance: instance, statFiles: statFiles, collector: &collector), at: index)
+            }
+            return ProbeRun(done: results)
         }
         let results = ProbeResults(count: targets.count)
         let next = Atomic(0)
@@ -68,7 +70,7 @@ struct DirectoryProbe: Sendable {
 
 /// Slots that the probe threads fill, each its own; read once they have all been joined.
 final class ProbeResults: @unchecked Sendable {
-    // Unchecked: each index is written by exactly one thread, and `collect` runs after every
+    // Unchecked: each index is written by exactly one thread, and `take` runs after every
     // thread was joined, which orders every write before the read.
     private let slots: UnsafeMutableBufferPointer<DirectoryProbe?>
 
@@ -84,33 +86,33 @@ final class ProbeResults: @unchecked Sendable {
 
     func store(_ probe: DirectoryProbe, at index: Int) { slots[index] = probe }
 
-    /// Moves every probe out; the slots are left empty. Call once.
-    func collect() -> [DirectoryProbe] {
+    /// Moves the probe at `index` out, leaving its slot empty; once per index.
+    func take(_ index: Int) -> DirectoryProbe {
         // Moved rather than copied: a copy would retain each listing's buffers, and the slots'
         // deinitialisation release them again, a few times per directory.
-        let probes = (0..<slots.count).map { (slots.baseAddress! + $0).move()! }
-        slots.initialize(repeating: nil)
-        return probes
+        let slot = slots.baseAddress! + index
+        let probe = slot.move()!
+        slot.initialize(to: nil)
+        return probe
     }
 }
 
 /// Probes under way on threads of their own; `results()` joins them.
 struct ProbeRun {
     private var threads: [pthread_t] = []
-    private var pending: ProbeResults?
-    private var done: [DirectoryProbe] = []
+    private let pending: ProbeResults
 
-    init(done: [DirectoryProbe]) { self.done = done }
+    init(done: ProbeResults) { pending = done }
 
     init(threads: [pthread_t], results: ProbeResults) {
         self.threads = threads
         pending = results
     }
 
-    /// Waits for every probe and returns them in the order of their targets.
-    consuming func results() -> [DirectoryProbe] {
+    /// Waits for every probe; the results hold them by the index of their targets.
+    consuming func results() -> ProbeResults {
         for thread in threads { pthread_join(thread, nil) }
-        return pending?.collect() ?? done
+        return pending
     }
 }
 

@@ -27,7 +27,8 @@ extension TreeSession {
             for index in batches.indices {
                 let probes = running.results()
                 if index + 1 < batches.count { running = probe(batches[index + 1], statFiles: statFiles) }
-                for ((node, path), probe) in zip(batches[index], probes) {
+                for (offset, (node, path)) in batches[index].enumerated() {
+                    let probe = probes.take(offset)
                     record(probe.watch, for: node)
                     list(node, path: path, contents: probe.contents, into: &listings, children: &next)
                 }

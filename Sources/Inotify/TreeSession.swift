@@ -7,6 +7,8 @@ final class TreeSession {
     let mailbox: Mailbox
     let instance: InotifyInstance
     let registry: WatchRegistry
+    /// What `registry` knows this session by, from `init` until `stop()`.
+    private var number: UInt32 = 0
     let tree = DirectoryNode(name: "", parent: nil)
     /// Directories that could not be watched; they are only rescanned.
     var unwatched: [ObjectIdentifier: DirectoryNode] = [:]
@@ -20,6 +22,7 @@ final class TreeSession {
         self.mailbox = mailbox
         self.instance = instance
         self.registry = registry
+        number = registry.enroll(self)
     }
 
     var root: String { mailbox.root }
@@ -56,6 +59,7 @@ final class TreeSession {
     func stop() {
         finishPendingMoves()
         for node in tree.subtree { forget(node, removingWatch: true) }
+        registry.retire(number)
     }
 
     /// The instance cannot be read any more: the tree's stream ends.
@@ -227,7 +231,7 @@ final class TreeSession {
             if let old = node.wd, old != wd { forgetWatch(of: node, removingWatch: true) }
             node.wd = wd
             nodeByWatch[wd] = node
-            registry.claim(wd, for: self)
+            registry.claim(wd, for: number)
             if !unwatched.isEmpty { unwatched[ObjectIdentifier(node)] = nil }
         } catch {
             unwatched[ObjectIdentifier(node)] = node

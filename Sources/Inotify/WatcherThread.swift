@@ -244,11 +244,26 @@ final class WatcherThread: Sendable {
 }
 
 /// Which tree owns each kernel watch, shared by all sessions on the watcher thread.
+///
+/// A watch is owned by its session's number, not a reference to it: claiming a hundred thousand
+/// watches on a first scan then retains nothing.
 final class WatchRegistry {
-    private var owners: [Int32: TreeSession] = [:]
+    private var owners: [Int32: UInt32] = [:]
+    private var sessions: [UInt32: TreeSession] = [:]
+    private var nextNumber: UInt32 = 0
 
-    func owner(of wd: Int32) -> TreeSession? { owners[wd] }
-    func claim(_ wd: Int32, for session: TreeSession) { owners[wd] = session }
+    /// Takes `session` in until `retire`; returns the number its watches are claimed for.
+    func enroll(_ session: TreeSession) -> UInt32 {
+        nextNumber &+= 1
+        sessions[nextNumber] = session
+        return nextNumber
+    }
+
+    /// Lets a stopped session go; a watch still claimed for it has no owner any more.
+    func retire(_ number: UInt32) { sessions[number] = nil }
+
+    func owner(of wd: Int32) -> TreeSession? { owners[wd].flatMap { sessions[$0] } }
+    func claim(_ wd: Int32, for session: UInt32) { owners[wd] = session }
     /// Makes room for `count` more watches at once, rather than growing by doubling through them.
     func reserve(_ count: Int) { owners.reserveCapacity(owners.count + count) }
     func release(_ wd: Int32) { owners[wd] = nil }

@@ -136,6 +136,24 @@ struct WatchedProject {
         await project.watcher.stop()
     }
 
+    /// Every tree of the process shares the watcher thread and its one inotify instance, which
+    /// knows each watch's tree by the tree's number: a tree that stops lets its number go, and
+    /// the trees started before and after it keep theirs.
+    @Test func whenOneTreeStopsTheTreesBesideItKeepReporting() async throws {
+        let before = try await WatchedProject(files: ["d/a.txt": "a"])
+        let stopping = try await WatchedProject(files: ["d/b.txt": "b"])
+        let after = try await WatchedProject(files: ["d/c.txt": "c"])
+        await stopping.watcher.stop()
+        try before.directory.write("d/a.txt", "changed")
+        try after.directory.write("d/c.txt", "changed")
+        try await before.sync()
+        try await after.sync()
+        #expect(before.fileEvents().contains("modified d/a.txt"))
+        #expect(after.fileEvents().contains("modified d/c.txt"))
+        await before.watcher.stop()
+        await after.watcher.stop()
+    }
+
     @Test func directoryMovedOutIsForgotten() async throws {
         let outside = try TemporaryDirectory()
         let project = try await WatchedProject(files: ["gone/sub/f.txt": "x"])

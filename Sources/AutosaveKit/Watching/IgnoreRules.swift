@@ -75,9 +75,11 @@ public struct IgnoreRules: Sendable {
 
     private func isIgnored(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
         guard !path.isEmpty else { return false }
-        for pattern in owned where pattern.matches(&path, isDirectory: isDirectory) { return true }
-        for pattern in patterns.reversed() where pattern.matches(&path, isDirectory: isDirectory) {
-            return !pattern.isNegated
+        // By index: a `for pattern in` copies each pattern out, a retain and a release of its
+        // strings per pattern per name, which a scan asks about every directory.
+        for index in owned.indices where owned[index].matches(&path, isDirectory: isDirectory) { return true }
+        for index in patterns.indices.reversed() where patterns[index].matches(&path, isDirectory: isDirectory) {
+            return !patterns[index].isNegated
         }
         return false
     }
