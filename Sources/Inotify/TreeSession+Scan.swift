@@ -60,7 +60,9 @@ extension TreeSession {
     /// Re-lists the directories that have no watch, trying to watch them again.
     func rescanUnwatched(unseenSince: Int64) {
         finishPendingMoves()
-        let nodes = unwatched.values.map { ($0, $0.relativePath) }.sorted { $0.1 < $1.1 }
+        // Only directories still in the tree: a detached one's path would read from its detached
+        // top, the root's own path for that top itself.
+        let nodes = unwatched.values.filter(isAttached).map { ($0, $0.relativePath) }.sorted { $0.1 < $1.1 }
         guard !nodes.isEmpty else { return }
         let started = DirectoryListing.monotonicMilliseconds()
         let since = lastUnwatchedScan ?? unseenSince
@@ -68,6 +70,9 @@ extension TreeSession {
         var listings: [DirectoryScan.Listing] = []
         var directories = 0
         for (node, path) in nodes {
+            // Dropped earlier in this loop, below a directory whose listing found it gone; watched
+            // again, a vanished directory would be unwatched once more, and for ever.
+            guard unwatched[ObjectIdentifier(node)] != nil else { continue }
             directories += 1
             watch(node, path: path)
             let contents = try? DirectoryListing.contents(of: absolutePath(path), statFiles: true, filter: filter(for: path))

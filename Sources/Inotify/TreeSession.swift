@@ -202,7 +202,8 @@ final class TreeSession {
         }
     }
 
-    private func isAttached(_ node: DirectoryNode) -> Bool {
+    /// Whether `node` hangs from the root, rather than from a directory moved away.
+    func isAttached(_ node: DirectoryNode) -> Bool {
         var current = node
         while let parent = current.parent { current = parent }
         return current === tree

@@ -53,4 +53,43 @@ private let userNamespacesAvailable: Bool = {
         agent.signal(SIGTERM)
         #expect(await agent.exitStatus() == 0)
     }
+
+    /// An unwatched directory whose unwatched subdirectory is deleted: the rescan that finds it
+    /// gone must forget it for good. It used to be put back among the unwatched as it was
+    /// reached later in the same rescan; detached, its path read as the root's, and the next
+    /// rescan watched the root for it, so every event in the root went to a directory that was
+    /// no longer in the tree and was dropped.
+    @Test(
+        .enabled(if: userNamespacesAvailable, "skipped: `unshare -U -r` cannot lower max_inotify_watches on this machine"))
+    func aVanishedUnwatchedDirectoryIsForgottenAndTheRootStaysWatched() async throws {
+        let project = try TemporaryDirectory()
+        // Three directories below the root, each with one inside: the root and two of the three
+        // get the limit's watches, so at least one `p*` and all three `p*/c` go unwatched.
+        for parent in ["p1", "p2", "p3"] { try project.write("\(parent)/c/old.txt", "x") }
+        try project.write("autosave.json", #"{"watch": {"rescanIntervalS": 1}}"#)
+        let agent = try AgentProcess(
+            [
+                "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run \"$1\"",
+                AgentProcess.binary, project.path,
+            ], executable: "/usr/bin/unshare")
+        let ready = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
+        #expect(ready.contains("dirs=7"))
+        for parent in ["p1", "p2", "p3"] { try project.remove("\(parent)/c") }
+        // Two rescans after the removal: the one that finds the directories gone, and the next.
+        for rescan in 1...2 {
+            let start = agent.stderrLines.elements.count
+            _ = try await agent.stderrLines.first(from: start, timeout: .seconds(30), "rescan \(rescan) after") {
+                $0.contains(" rescan ")
+            }
+        }
+        try project.write("new-in-root.txt", "y")
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "new-in-root.txt") {
+            $0.contains("external-change path=new-in-root.txt kind=created")
+        }
+        let last = try #require(agent.stderrLines.elements.last { $0.contains(" rescan ") })
+        #expect(last.contains("unwatched=1"), "only the unwatched p* is left: \(last)")
+
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
 }
