@@ -7,12 +7,15 @@ extension TreeSession {
     /// Used for the first walk, for directories that appear, and to rebuild after an overflow.
     func scanTree(from start: DirectoryNode, statFiles: Bool, unseenSince: Int64?) -> DirectoryScan {
         let started = DirectoryListing.monotonicMilliseconds()
+        // Before the walk: a start that turns out to be another program's private directory is
+        // dropped, and its path would read as the root's.
+        let startPath = start.relativePath
         var listings: [DirectoryScan.Listing] = []
         var directories = 0
         // Level by level: a level's directories are watched and listed in parallel, then
         // taken into the tree here, which finds the next level. A big level goes in batches, so
         // that this thread takes in one batch while the next is probed.
-        var level = [(start, start.relativePath)]
+        var level = [(start, startPath)]
         while !level.isEmpty {
             directories += level.count
             // Room for the level's watches in one go: a level of 90,000 would grow both tables
@@ -36,7 +39,7 @@ extension TreeSession {
             level = next
         }
         return makeScan(
-            scope: [start.relativePath], isRecursive: true, listings: listings, directories: directories,
+            scope: [startPath], isRecursive: true, listings: listings, directories: directories,
             unseenSince: unseenSince, started: started)
     }
 
