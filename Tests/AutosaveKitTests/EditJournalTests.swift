@@ -67,10 +67,53 @@ import Testing
             try EditJournal.open(directory: state.path, fsync: true)
         }
         #expect(try FileContents.read(state.path + "/journal.log") == future)
-        try Data("not a journal".utf8).write(to: URL(fileURLWithPath: state.path + "/journal.log"))
-        #expect(throws: JournalError.notAJournal(path: state.path + "/journal.log")) {
-            try EditJournal.open(directory: state.path, fsync: true)
+        for foreign in ["not a journal", "ASJ"] {
+            // "ASJ" alone is a part of a header, but not with a byte after it that no header has.
+            let bytes = Array(foreign.utf8) + (foreign == "ASJ" ? [UInt8(ascii: "2")] : [])
+            try Data(bytes).write(to: URL(fileURLWithPath: state.path + "/journal.log"))
+            #expect(throws: JournalError.notAJournal(path: state.path + "/journal.log")) {
+                try EditJournal.open(directory: state.path, fsync: true)
+            }
+            #expect(try FileContents.read(state.path + "/journal.log") == bytes, "left untouched")
         }
+    }
+
+    /// What a power cut leaves of a journal's first write, its header: a part of it (a write cut
+    /// part-way), or NULs (its size reached the disk before its bytes). Such a file holds no
+    /// record, so it is started anew rather than refused, which kept the agent from starting
+    /// until someone moved the file (found by `powercut --no-fsync`, seed 4242).
+    @Test func aJournalACutLeftWithoutAWholeHeaderStartsAnew() async throws {
+        let header = JournalFormat.header()
+        for torn in [Array(header.prefix(1)), Array(header.prefix(3)), Array(header.prefix(7)), [UInt8](repeating: 0, count: 4096)] {
+            let state = try TemporaryDirectory()
+            let path = state.path + "/journal.log"
+            try Data(torn).write(to: URL(fileURLWithPath: path))
+            do {
+                let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+                #expect(recovery.records.isEmpty)
+                #expect(recovery.headerLoss == .init(bytes: torn.count, keptAs: nil), "\(torn.count) bytes")
+                try await journal.append(record("a.txt", 1, "after the cut"))
+            }
+            let (_, again) = try EditJournal.open(directory: state.path, fsync: false)
+            #expect(again.records == [record("a.txt", 1, "after the cut")], "\(torn.count) bytes")
+            #expect(again.headerLoss == nil)
+        }
+    }
+
+    /// A header of NULs with other bytes after it: nothing the agent can read, but not nothing,
+    /// so the bytes are kept beside, under a name no earlier copy has, before the journal starts anew.
+    @Test func bytesAfterALostHeaderAreKeptBesideTheNewJournal() throws {
+        let state = try TemporaryDirectory()
+        let path = state.path + "/journal.log"
+        for (attempt, kept) in ["journal.torn.log", "journal.torn.2.log"].enumerated() {
+            let lost = [UInt8](repeating: 0, count: JournalFormat.headerSize) + Array("record \(attempt)".utf8)
+            try Data(lost).write(to: URL(fileURLWithPath: path))
+            let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+            #expect(recovery.headerLoss == .init(bytes: lost.count, keptAs: state.path + "/" + kept))
+            #expect(try FileContents.read(state.path + "/" + kept) == lost)
+            #expect(try FileContents.read(path) == JournalFormat.header(), "a fresh journal, header only")
+        }
+        #expect(try FileContents.read(state.path + "/journal.torn.log").last == UInt8(ascii: "0"), "the first copy kept")
     }
 
     @Test func concurrentAppendsShareFsyncsAndAllSurvive() async throws {

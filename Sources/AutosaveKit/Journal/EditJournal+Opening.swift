@@ -5,6 +5,9 @@ import SystemPackage
 extension EditJournal {
     /// Opens the journal in `directory` (creating it), and returns what it holds that was never saved.
     ///
+    /// A file that a power cut left without a whole header holds no record: it is started anew,
+    /// and when bytes follow a header that never reached the disk, they are kept beside first.
+    ///
     /// - Throws: `JournalError.futureVersion` or `.notAJournal` without touching the file, or `.system`.
     public static func open(directory: String, fsync: Bool) throws(JournalError) -> (EditJournal, Recovery) {
         let path = directory + "/journal.log"
@@ -16,6 +19,21 @@ extension EditJournal {
         }
         var records: [JournalRecord] = []
         var validBytes = 0
+        var headerLoss: Recovery.HeaderLoss?
+        if !existing.isEmpty, !JournalFormat.hasWholeHeader(existing), JournalFormat.isTornHeader(existing) {
+            // Nothing in it can be a record: records start after the header and carry a checksum.
+            // Bytes after a header of NULs are kept anyway, for whoever can make sense of them.
+            var keptAs: String?
+            if existing.dropFirst(JournalFormat.headerSize).contains(where: { $0 != 0 }) {
+                let copy = freeName(in: directory, base: "journal.torn")
+                // Not kept, not replaced: the error stops the start, and the file stays as it is.
+                let kept = try Self.replaceFile(at: copy, in: directory, with: existing, operation: "keep a copy of")
+                try? kept.close()
+                keptAs = copy
+            }
+            headerLoss = Recovery.HeaderLoss(bytes: existing.count, keptAs: keptAs)
+            existing = []
+        }
         if !existing.isEmpty {
             guard existing.count >= JournalFormat.headerSize, Array(existing[0..<4]) == JournalFormat.magic else {
                 throw .notAJournal(path: path)
@@ -35,7 +53,7 @@ extension EditJournal {
         if !broken.isEmpty {
             // Nothing is guessed and nothing thrown away: the journal as it was stays beside.
             keptAs = directory + "/journal.corrupt.log"
-            do { try Self.replaceFile(at: keptAs!, in: directory, with: existing).close() } catch {
+            do { try Self.replaceFile(at: keptAs!, in: directory, with: existing, operation: "keep a copy of").close() } catch {
                 throw .system(path: keptAs!, operation: "keep a copy of", .ioError)
             }
         }
@@ -48,31 +66,35 @@ extension EditJournal {
             let descriptor = try replaceFile(at: path, in: directory, with: fresh)
             if broken.isEmpty { BasePins.clear(bases) }
             let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
-            return (journal, Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs))
+            return (
+                journal,
+                Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs, headerLoss: headerLoss)
+            )
         }
         // No record stands on a pin: any left (a crash before a released pin went) are litter.
         BasePins.clear(bases)
+        if existing.isEmpty {
+            // Made whole and renamed into place, whatever `journal.fsync` says: written in place,
+            // a power cut could leave part of its header, and no later start would read it.
+            let header = JournalFormat.header()
+            let descriptor = try replaceFile(at: path, in: directory, with: header, operation: "create")
+            let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: header.count, live: [])
+            return (journal, Recovery(records: [], tornBytes: 0, headerLoss: headerLoss))
+        }
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(
                 FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
-            if existing.isEmpty {
-                _ = try descriptor.writeAll(JournalFormat.header())
-                validBytes = JournalFormat.headerSize
-            } else if validBytes < existing.count {
+            if validBytes < existing.count {
                 try descriptor.resize(to: Int64(validBytes))
             }
             _ = try descriptor.seek(offset: Int64(validBytes), from: .start)
-            if fsync {
-                try descriptor.sync()
-                // A new journal's name must last through a power cut like the records in it.
-                if existing.isEmpty { Folders.syncFolder(directory) }
-            }
+            if fsync { try descriptor.sync() }
         } catch {
             throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
         }
         let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
-        return (journal, Recovery(records: recovered, tornBytes: tornBytes))
+        return (journal, Recovery(records: recovered, tornBytes: tornBytes, headerLoss: headerLoss))
     }
 
     /// Makes `directory` and any missing parent, mode 0700 (nothing when it exists).
@@ -82,10 +104,23 @@ extension EditJournal {
         }
     }
 
+    /// The first of `base.log`, `base.2.log`, `base.3.log`… in `directory` that does not exist.
+    static func freeName(in directory: String, base: String) -> String {
+        var number = 1
+        while true {
+            let name = directory + "/" + base + (number == 1 ? "" : ".\(number)") + ".log"
+            if access(name, F_OK) != 0 { return name }
+            number += 1
+        }
+    }
+
     /// Writes `bytes` to a new file, syncs it, renames it over `path` and syncs the directory.
     ///
     /// - Returns: the new file, open for appending after `bytes`.
-    static func replaceFile(at path: String, in directory: String, with bytes: [UInt8]) throws(JournalError) -> FileDescriptor {
+    /// - Throws: `JournalError.system` naming `path` and `operation`.
+    static func replaceFile(
+        at path: String, in directory: String, with bytes: [UInt8], operation: String = "compact"
+    ) throws(JournalError) -> FileDescriptor {
         let next = directory + "/journal.next"
         var fresh: FileDescriptor?
         do {
@@ -100,7 +135,7 @@ extension EditJournal {
         } catch {
             try? fresh?.close()
             unlink(next)
-            throw .system(path: path, operation: "compact", error as? Errno ?? .ioError)
+            throw .system(path: path, operation: operation, error as? Errno ?? .ioError)
         }
     }
 

@@ -21,6 +21,17 @@ public actor EditJournal {
         public var brokenChains: [BrokenChain] = []
         /// Where the journal as it was is kept when it had broken chains.
         public var keptAs: String?
+        /// What `open` found when a power cut left the journal without a whole header.
+        public var headerLoss: HeaderLoss?
+
+        /// A journal file without a whole header: a cut stopped its first write part-way, or its
+        /// size reached the disk before its bytes did. It held no record; it was started anew.
+        public struct HeaderLoss: Sendable, Equatable {
+            /// How long the file was.
+            public var bytes: Int
+            /// Where its bytes are kept, when bytes other than NULs followed the lost header.
+            public var keptAs: String?
+        }
     }
 
     /// An `.edits` record that could not be replayed: what is known about it.

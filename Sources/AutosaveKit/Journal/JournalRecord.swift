@@ -113,6 +113,19 @@ enum JournalFormat {
 
     static func header() -> [UInt8] { magic + le(version) }
 
+    /// Whether `bytes` start with a whole header of some version of this format.
+    static func hasWholeHeader(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= headerSize && Array(bytes[0..<magic.count]) == magic
+    }
+
+    /// Whether `bytes` are what a power cut leaves of a journal's first write, the header: a part
+    /// of the header this agent writes, or a header of NULs (its size reached the disk before its
+    /// bytes did), with anything after it. Nothing else that lacks a header is ours.
+    static func isTornHeader(_ bytes: [UInt8]) -> Bool {
+        if bytes.count < headerSize, bytes.elementsEqual(header().prefix(bytes.count)) { return true }
+        return bytes.prefix(headerSize).allSatisfy { $0 == 0 }
+    }
+
     /// The whole record: `head(of:)`, then the content.
     static func encode(_ record: JournalRecord) -> [UInt8] {
         head(of: record) + record.text.bytes

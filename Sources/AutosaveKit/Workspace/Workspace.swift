@@ -85,6 +85,16 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                         "next": "ignored the end of the journal that a crash cut short (it was never acknowledged)",
                     ])
             }
+            if let loss = recovery.headerLoss {
+                logger.warning(
+                    "journal-torn",
+                    metadata: [
+                        "bytes": "\(loss.bytes)",
+                        "next": loss.keptAs.map {
+                            "a power cut lost the journal's header; started an empty journal, its bytes are kept in \($0)"
+                        } ?? "a power cut left the journal without a whole header (it held no record); started an empty journal",
+                    ])
+            }
             for broken in recovery.brokenChains {
                 logger.error(
                     "journal-corrupt",
