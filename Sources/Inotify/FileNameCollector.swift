@@ -15,12 +15,14 @@ struct FileNameCollector {
     private var bytes: [UInt8] = []
     /// `generation << 32 | (offset + 1)` of an entry in `bytes`, by hash; a slot of another
     /// generation is empty.
-    private var slots = [UInt64](repeating: 0, count: 1024)
+    /// Small at first, for a scan of one new directory; a long scan's threads grow theirs to
+    /// their biggest directory once and keep it.
+    private var slots = [UInt64](repeating: 0, count: 64)
     private var generation: UInt64 = 1
     /// Names collected since `begin()`.
     private(set) var count = 0
 
-    init() { bytes.reserveCapacity(16 * 1024) }
+    init() {}
 
     /// Forgets the names of the directory before, keeping the memory for the next.
     mutating func begin() {
