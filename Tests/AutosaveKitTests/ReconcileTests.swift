@@ -201,6 +201,53 @@ import Testing
         await harness.stop()
     }
 
+    /// A file renamed over another whose buffer has unsaved edits: those edits go to a conflict
+    /// copy. When the copy could not be written (here a file stands where the conflicts folder
+    /// goes), the buffer used to close anyway and its edits were gone; it now stays aside, and
+    /// the copy lands once the way is clear.
+    @Test func aBufferRenamedOverKeepsItsEditsUntilTheirCopyLands() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n", "b.txt": "b\n"]) {
+            $0.autosave.delayMs = 60_000
+            $0.autosave.maxDelayMs = 60_000
+        }
+        _ = try await harness.write("a.txt", "mine\n")
+        _ = try await harness.write("b.txt", "mover\n")
+        try harness.project.write(".autosave/conflicts", "in the way")
+        try harness.project.rename("b.txt", "a.txt")
+        await harness.settleExternalChanges()
+        let failed = try #require(harness.logged("conflict-copy-failed").first)
+        #expect(failed.fields["path"] == "a.txt")
+        #expect(!(failed.fields["next"] ?? "").contains("lost"), "\(failed.fields)")
+        #expect(try await harness.text("a.txt") == "mover\n", "the path is the mover's")
+
+        try harness.project.remove(".autosave/conflicts")
+        try await harness.advance(until: "conflict", path: "a.txt", step: .seconds(1), limit: 60)
+        let conflict = try #require(harness.logged("conflict").last)
+        #expect(conflict.fields["kind"] == "replaced")
+        let copy = try #require(conflict.fields["copy"])
+        #expect(try harness.project.read(copy) == "mine\n")
+        await harness.stop()
+    }
+
+    /// The same, with the way never cleared: the flush at stop tries the copy once more and
+    /// reports the edits lost, as for any edit that could land nowhere.
+    @Test func aBufferRenamedOverWhoseCopyNeverLandsIsReportedLostAtTheFlush() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n", "b.txt": "b\n"]) {
+            $0.autosave.delayMs = 60_000
+            $0.autosave.maxDelayMs = 60_000
+        }
+        _ = try await harness.write("a.txt", "mine\n")
+        _ = try await harness.workspace.open("b.txt")
+        try harness.project.write(".autosave/conflicts", "in the way")
+        try harness.project.rename("b.txt", "a.txt")
+        await harness.settleExternalChanges()
+        #expect(harness.logged("conflict-copy-failed").contains { $0.fields["path"] == "a.txt" })
+        let outcome = await harness.workspace.flush()
+        #expect(outcome.lost == ["a.txt"])
+        #expect(harness.logged("lost-to-disk").contains { $0.fields["path"] == "a.txt" })
+        await harness.stop()
+    }
+
     @Test func permissionsSurviveASaveThroughTheBuffer() async throws {
         let harness = try await WorkspaceHarness(files: ["run.sh": "#!/bin/sh\n"])
         chmod(harness.project.url("run.sh"), 0o755)

@@ -166,11 +166,19 @@ extension FileBuffer {
         contentChanged()
     }
 
-    /// Another file was renamed over this buffer's file: the buffer goes, its unsaved edits are
-    /// kept as a conflict copy first.
-    func closeReplaced() async {
-        defer { markClosed() }
-        guard isDirty, let content else { return }
+    /// Another file was renamed over this buffer's file: its unsaved edits go to a conflict copy,
+    /// then the buffer closes. When the copy cannot be written, the buffer stays open, displaced:
+    /// no path leads to it any more and it never saves, and its timer tries the copy again with
+    /// the save backoff (the workspace's flush tries once more, then reports the edits lost).
+    ///
+    /// - Returns: whether the buffer closed (its edits copied, or nothing to keep).
+    @discardableResult
+    func closeReplaced() async -> Bool {
+        guard isDirty, let content else {
+            markClosed()
+            return true
+        }
+        isDisplaced = true
         let copies = context.copies
         let path = self.path
         let revision = self.revision
@@ -186,10 +194,18 @@ extension FileBuffer {
                     "next": "another file was renamed over it; the buffer's unsaved edits are in the copy",
                 ])
             context.emit(.conflict(path: path, kind: "replaced", kept: .disk, copy: copy))
+            markClosed()
+            return true
         } catch {
+            let retry = schedule.saveFailed(at: context.clock.now)
             context.logger.error(
                 "conflict-copy-failed",
-                metadata: ["path": "\(path)", "error": "\(error)", "next": "the unsaved edits of the replaced buffer are lost"])
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried at \(retry) (an agent crash before it is written loses them)",
+                ])
+            rescheduleTimer()
+            return false
         }
     }
 

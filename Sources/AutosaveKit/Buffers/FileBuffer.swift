@@ -56,6 +56,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     let context: BufferContext<C>
     var schedule: AutosaveSchedule<C.Instant>
+    /// Another file was renamed over this buffer's file while its conflict copy could not be
+    /// written: it is in no path's place and never saves; its timer retries the copy.
+    var isDisplaced = false
     private var timer: Task<Void, Never>?
     private var timerDeadline: C.Instant?
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
@@ -272,6 +275,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         timer = nil
         timerDeadline = nil
         guard isDirty, !isSaving, !isClosed else { return }
+        if isDisplaced {
+            await closeReplaced()
+            return
+        }
         if let due = schedule.deadline, !TimerWakeUp.isDue(due, at: context.clock.now) {
             rescheduleTimer()
             return

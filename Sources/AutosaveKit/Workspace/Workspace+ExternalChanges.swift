@@ -112,8 +112,12 @@ extension Workspace {
             logger.info("moved", metadata: ["from": "\(move.from)", "to": "\(move.to)"])
             broadcast.emit(.moved(from: move.from, to: move.to))
         }
-        // A rename went over another open file: its unsaved edits go to a conflict copy.
-        for buffer in replaced { await buffer.closeReplaced() }
+        // A rename went over another open file: its unsaved edits go to a conflict copy, and
+        // until that is written the buffer is kept aside.
+        for buffer in replaced where await !buffer.closeReplaced() { displaced.append(buffer) }
+        var stillDisplaced: [FileBuffer<C>] = []
+        for buffer in displaced where await !buffer.isClosed { stillDisplaced.append(buffer) }
+        displaced = stillDisplaced
     }
 
     /// A file written through one of its hard links changed under every other name too, and the

@@ -26,7 +26,7 @@ extension Workspace {
         // They are taken a directory at a time in turn, so those in flight rarely share a directory.
         let logger = self.logger
         let journal = context.journal.map { _ in configuration.stateDirectory + "/journal" }
-        return await withTaskGroup(of: FlushedBuffer.self) { group in
+        var outcome = await withTaskGroup(of: FlushedBuffer.self) { group in
             var outcome = FlushOutcome()
             var next = dirty.makeIterator()
             func startOne() -> Bool {
@@ -55,6 +55,22 @@ extension Workspace {
             }
             return outcome
         }
+        // Buffers another file was renamed over: one more try at their conflict copies.
+        for buffer in displaced where await !buffer.isClosed {
+            guard await !buffer.closeReplaced() else { continue }
+            await buffer.cancelTimer()
+            let (path, revision) = (await buffer.path, await buffer.revision)
+            logger.error(
+                "lost-to-disk",
+                metadata: [
+                    "path": "\(path)", "revision": "\(revision)",
+                    "error": "another file was renamed over it, and its conflict copy could not be written",
+                    "journal": "\(journal ?? "off")",
+                    "next": "the edits are on disk nowhere, and the journal, which keeps one record a path, may hold the other file's instead: they are lost when the agent exits",
+                ])
+            outcome.lost.append(path)
+        }
+        return outcome
     }
 
     /// How one buffer's flush ended.

@@ -20,6 +20,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     let broadcast: EventBroadcast
     let logger: Logger
     var buffers: [String: FileBuffer<C>] = [:]
+    /// Buffers another file was renamed over whose conflict copy is not written yet
+    /// (`FileBuffer.isDisplaced`): in no path's place, kept until their copy lands or the flush.
+    var displaced: [FileBuffer<C>] = []
     /// Changes taken from the watcher and handled, to let `sync()` wait for them.
     var handledChanges = 0
     var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
