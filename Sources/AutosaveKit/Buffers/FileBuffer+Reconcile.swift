@@ -122,12 +122,12 @@ extension FileBuffer {
                 try copies.keep(loser, of: path, revision: revision)
             }
         } catch {
-            let retry = schedule.saveFailed(at: context.clock.now)
+            let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             context.logger.error(
                 "conflict-copy-failed",
                 metadata: [
                     "path": "\(path)", "error": "\(error)",
-                    "next": "both versions stay (disk on disk, edits in the buffer); retrying at \(retry)",
+                    "next": "both versions stay (disk on disk, edits in the buffer); retrying in \(milliseconds) ms",
                 ])
             rescheduleTimer()
             return
@@ -197,12 +197,12 @@ extension FileBuffer {
             markClosed()
             return true
         } catch {
-            let retry = schedule.saveFailed(at: context.clock.now)
+            let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             context.logger.error(
                 "conflict-copy-failed",
                 metadata: [
                     "path": "\(path)", "error": "\(error)",
-                    "next": "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried at \(retry) (an agent crash before it is written loses them)",
+                    "next": "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried in \(milliseconds) ms (an agent crash before it is written loses them)",
                 ])
             rescheduleTimer()
             return false

@@ -98,9 +98,7 @@ extension FileBuffer {
             return nil
         case .failure(let error):
             isSaving = false
-            let retry = schedule.saveFailed(at: context.clock.now)
-            let wait = context.clock.now.duration(to: retry)
-            let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             context.logger.warning(
                 "save-failed",
                 metadata: [
