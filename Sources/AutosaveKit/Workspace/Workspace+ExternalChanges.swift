@@ -114,7 +114,10 @@ extension Workspace {
         }
         // A rename went over another open file: its unsaved edits go to a conflict copy, and
         // until that is written the buffer is kept aside.
-        for buffer in replaced where await !buffer.closeReplaced() { displaced.append(buffer) }
+        for buffer in replaced {
+            let isClosed = await buffer.closeReplaced()
+            if !isClosed { displaced.append(buffer) }
+        }
         var stillDisplaced: [FileBuffer<C>] = []
         for buffer in displaced where await !buffer.isClosed { stillDisplaced.append(buffer) }
         displaced = stillDisplaced
