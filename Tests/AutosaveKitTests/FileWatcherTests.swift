@@ -57,11 +57,14 @@ final class WatcherHarness: Sendable {
 
     func path(_ relative: String) -> String { project.url(relative) }
 
-    /// Waits, on barriers, until the wall clock is well past `relative`'s ctime.
-    func waitUntilOlderThanTheRescanMargin(_ relative: String) async throws {
-        var status = stat()
-        lstat(path(relative), &status)
-        let changed = Double(status.st_ctim.tv_sec) + Double(status.st_ctim.tv_nsec) / 1e9
+    /// Waits, on barriers, until the wall clock is well past the newest ctime of `relatives`.
+    func waitUntilOlderThanTheRescanMargin(_ relatives: [String]) async throws {
+        // The newest of them counts: a harness writes its files in a dictionary's order.
+        let changed = relatives.map { relative in
+            var status = stat()
+            lstat(path(relative), &status)
+            return Double(status.st_ctim.tv_sec) + Double(status.st_ctim.tv_nsec) / 1e9
+        }.max() ?? 0
         try project.write(".marker", "tick")
         var rounds = 0
         while Date().timeIntervalSince1970 < changed + 0.1 && rounds < 10_000 {
