@@ -201,20 +201,31 @@ import Testing
         await harness.stop()
     }
 
-    /// A file renamed over another whose buffer has unsaved edits: those edits go to a conflict
-    /// copy. When the copy could not be written (here a file stands where the conflicts folder
-    /// goes), the buffer used to close anyway and its edits were gone; it now stays aside, and
-    /// the copy lands once the way is clear.
-    @Test func aBufferRenamedOverKeepsItsEditsUntilTheirCopyLands() async throws {
+    /// `a.txt` edited ("mine"), `b.txt` open (edited to `moverEdit` when given), a file where the
+    /// conflicts folder goes, then `b.txt` renamed over `a.txt`; autosaves a minute away.
+    static func renameOverABlockedCopy(moverEdit: String?) async throws -> WorkspaceHarness {
         let harness = try await WorkspaceHarness(files: ["a.txt": "a\n", "b.txt": "b\n"]) {
             $0.autosave.delayMs = 60_000
             $0.autosave.maxDelayMs = 60_000
         }
         _ = try await harness.write("a.txt", "mine\n")
-        _ = try await harness.write("b.txt", "mover\n")
+        if let moverEdit {
+            _ = try await harness.write("b.txt", moverEdit)
+        } else {
+            _ = try await harness.workspace.open("b.txt")
+        }
         try harness.project.write(".autosave/conflicts", "in the way")
         try harness.project.rename("b.txt", "a.txt")
         await harness.settleExternalChanges()
+        return harness
+    }
+
+    /// A file renamed over another whose buffer has unsaved edits: those edits go to a conflict
+    /// copy. When the copy could not be written (here a file stands where the conflicts folder
+    /// goes), the buffer used to close anyway and its edits were gone; it now stays aside, and
+    /// the copy lands once the way is clear.
+    @Test func aBufferRenamedOverKeepsItsEditsUntilTheirCopyLands() async throws {
+        let harness = try await Self.renameOverABlockedCopy(moverEdit: "mover\n")
         let failed = try #require(harness.logged("conflict-copy-failed").first)
         #expect(failed.fields["path"] == "a.txt")
         #expect(!(failed.fields["next"] ?? "").contains("lost"), "\(failed.fields)")
@@ -232,15 +243,7 @@ import Testing
     /// The same, with the way never cleared: the flush at stop tries the copy once more and
     /// reports the edits lost, as for any edit that could land nowhere.
     @Test func aBufferRenamedOverWhoseCopyNeverLandsIsReportedLostAtTheFlush() async throws {
-        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n", "b.txt": "b\n"]) {
-            $0.autosave.delayMs = 60_000
-            $0.autosave.maxDelayMs = 60_000
-        }
-        _ = try await harness.write("a.txt", "mine\n")
-        _ = try await harness.workspace.open("b.txt")
-        try harness.project.write(".autosave/conflicts", "in the way")
-        try harness.project.rename("b.txt", "a.txt")
-        await harness.settleExternalChanges()
+        let harness = try await Self.renameOverABlockedCopy(moverEdit: nil)
         #expect(harness.logged("conflict-copy-failed").contains { $0.fields["path"] == "a.txt" })
         let outcome = await harness.workspace.flush()
         #expect(outcome.lost == ["a.txt"])

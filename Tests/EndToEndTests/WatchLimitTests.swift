@@ -15,18 +15,23 @@ private let userNamespacesAvailable: Bool = {
 
 /// The watch limit, hit for real: the agent in a user namespace whose `max_inotify_watches` is 4.
 @Suite struct WatchLimitTests {
+    /// The agent on `project` in a user namespace allowed 4 watches, rescanning every second.
+    static func agentWithFourWatches(on project: TemporaryDirectory) throws -> AgentProcess {
+        try project.write("autosave.json", #"{"watch": {"rescanIntervalS": 1}}"#)
+        return try AgentProcess(
+            [
+                "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run \"$1\"",
+                AgentProcess.binary, project.path,
+            ], executable: "/usr/bin/unshare")
+    }
+
     @Test(
         .enabled(if: userNamespacesAvailable, "skipped: `unshare -U -r` cannot lower max_inotify_watches on this machine"))
     func unwatchedDirectoriesAreRescannedAndTheLimitIsLoggedOnce() async throws {
         let project = try TemporaryDirectory()
         let folders = ["a", "b", "c", "d", "e"]
         for folder in folders { try project.write("\(folder)/old.txt", "x") }
-        try project.write("autosave.json", #"{"watch": {"rescanIntervalS": 1}}"#)
-        let agent = try AgentProcess(
-            [
-                "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run \"$1\"",
-                AgentProcess.binary, project.path,
-            ], executable: "/usr/bin/unshare")
+        let agent = try Self.agentWithFourWatches(on: project)
         let ready = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
         #expect(ready.contains("dirs=6"))
         #expect(ready.contains("watches=3"), "the cookie directory takes the fourth watch")
@@ -66,12 +71,7 @@ private let userNamespacesAvailable: Bool = {
         // Three directories below the root, each with one inside: the root and two of the three
         // get the limit's watches, so at least one `p*` and all three `p*/c` go unwatched.
         for parent in ["p1", "p2", "p3"] { try project.write("\(parent)/c/old.txt", "x") }
-        try project.write("autosave.json", #"{"watch": {"rescanIntervalS": 1}}"#)
-        let agent = try AgentProcess(
-            [
-                "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run \"$1\"",
-                AgentProcess.binary, project.path,
-            ], executable: "/usr/bin/unshare")
+        let agent = try Self.agentWithFourWatches(on: project)
         let ready = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
         #expect(ready.contains("dirs=7"))
         for parent in ["p1", "p2", "p3"] { try project.remove("\(parent)/c") }

@@ -200,27 +200,26 @@ def cpu_ms(pid):
     return cpu_ticks(pid) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def peak_rss_kib(pid):
-    """VmHWM: the most the process has held resident since it started."""
+def status_kib(pid, field):
+    """A kB line of /proc/PID/status (`VmRSS`, `VmHWM`), in KiB."""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError as error:
         raise BenchError(f"cannot read /proc/{pid}/status: {error}") from error
-    raise BenchError(f"/proc/{pid}/status has no VmHWM line")
+    raise BenchError(f"/proc/{pid}/status has no {field} line")
+
+
+def peak_rss_kib(pid):
+    """VmHWM: the most the process has held resident since it started."""
+    return status_kib(pid, "VmHWM")
 
 
 def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError as error:
-        raise BenchError(f"cannot read /proc/{pid}/status: {error}") from error
-    raise BenchError(f"/proc/{pid}/status has no VmRSS line")
+    """VmRSS: what the process holds resident now."""
+    return status_kib(pid, "VmRSS")
 
 
 def idle_cost(process, quiet, window, name, log=None):

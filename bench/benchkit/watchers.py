@@ -36,10 +36,7 @@ class WatcherFigures:
                 print(f"  agent set-up {setup:.0f} ms, CPU {agent.setup_cpu_ms:.0f} ms (its own ms={agent.ready.get('ms')}, dirs={agent.ready.get('dirs')}, "
                       f"files={agent.ready.get('files')}, watches={agent.ready.get('watches')})", flush=True)
                 if self.wanted(6):
-                    idle = idle_cost(agent.process, self.options.idle_quiet, self.options.idle_seconds, "the agent", agent.log)
-                    self.record("idle.ticks.agent", idle["ticks"])
-                    self.record("idle.rss.agent", idle["rss_mb"])
-                    print(f"  agent idle {idle['ticks']} ticks / {self.options.idle_seconds:.0f} s, RSS {idle['rss_mb']:.1f} MB", flush=True)
+                    self.measure_idle(agent.process, "agent", "the agent", "agent", agent.log, shows_window=True)
                 if self.wanted(2):
                     self.agent_latency(agent, "default", run)
             finally:
@@ -52,16 +49,22 @@ class WatcherFigures:
                 if self.wanted(6):
                     # Every watcher's latency is measured after the same idle window (a wake-up after
                     # a long idle is slower on this machine, for inotifywait too), which adds samples.
-                    idle = idle_cost(agent.process, self.options.idle_quiet, self.options.idle_seconds, "the agent", agent.log)
-                    self.record("idle.ticks.agent", idle["ticks"])
-                    self.record("idle.rss.agent", idle["rss_mb"])
-                    print(f"  agent (settle0) idle {idle['ticks']} ticks / {self.options.idle_seconds:.0f} s, RSS {idle['rss_mb']:.1f} MB", flush=True)
+                    self.measure_idle(agent.process, "agent", "the agent", "agent (settle0)", agent.log, shows_window=True)
                 self.agent_latency(agent, "settle0", run)
             finally:
                 agent.stop()
 
         self.figure((1, 2, 6), "agent set-up, idle cost and notice latency at the default settleMs", default)
         self.figure(2, "agent notice latency, settleMs 0", settle_zero)
+
+    def measure_idle(self, process, metric, name, label, log=None, shows_window=False):
+        """Figure 6 for one watcher: CPU ticks over the idle window and RSS, recorded as
+        idle.ticks.METRIC and idle.rss.METRIC and printed under LABEL."""
+        idle = idle_cost(process, self.options.idle_quiet, self.options.idle_seconds, name, log)
+        self.record(f"idle.ticks.{metric}", idle["ticks"])
+        self.record(f"idle.rss.{metric}", idle["rss_mb"])
+        window = f" / {self.options.idle_seconds:.0f} s" if shows_window else ""
+        print(f"  {label} idle {idle['ticks']} ticks{window}, RSS {idle['rss_mb']:.1f} MB", flush=True)
 
     def agent_latency(self, agent, label, run):
         def matcher(relative, path):
@@ -86,10 +89,7 @@ class WatcherFigures:
                 self.record("setup.cpu.inotifywait", watcher.setup_cpu_ms)
                 print(f"  inotifywait set-up {setup:.0f} ms, CPU {watcher.setup_cpu_ms:.0f} ms", flush=True)
                 if self.wanted(6):
-                    idle = idle_cost(watcher.process, self.options.idle_quiet, self.options.idle_seconds, "inotifywait")
-                    self.record("idle.ticks.inotifywait", idle["ticks"])
-                    self.record("idle.rss.inotifywait", idle["rss_mb"])
-                    print(f"  inotifywait idle {idle['ticks']} ticks, RSS {idle['rss_mb']:.1f} MB", flush=True)
+                    self.measure_idle(watcher.process, "inotifywait", "inotifywait", "inotifywait")
                 if self.wanted(2):
                     def matcher(relative, path):
                         return lambda line: True if line.startswith(path + " ") else None
@@ -114,10 +114,7 @@ class WatcherFigures:
                 self.record("setup.cpu.watchman", watcher.setup_cpu_ms)
                 print(f"  watchman set-up {setup:.0f} ms (watch + first query), CPU {watcher.setup_cpu_ms:.0f} ms", flush=True)
                 if self.wanted(6):
-                    idle = idle_cost(watcher.process, self.options.idle_quiet, self.options.idle_seconds, "watchman")
-                    self.record("idle.ticks.watchman", idle["ticks"])
-                    self.record("idle.rss.watchman", idle["rss_mb"])
-                    print(f"  watchman idle {idle['ticks']} ticks, RSS {idle['rss_mb']:.1f} MB", flush=True)
+                    self.measure_idle(watcher.process, "watchman", "watchman", "watchman")
                 if self.wanted(2):
                     watcher.subscribe(self.tree)
 
