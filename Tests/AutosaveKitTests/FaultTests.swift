@@ -149,6 +149,43 @@ import Testing
     }
 }
 
+/// `sync` promises that every outside change made before it is in its buffer's text. A change
+/// that lands while the buffer is saving is handed over then but taken in only after the save;
+/// `sync` counted the hand-over and returned first, and a client reading after it saw the text
+/// without the change (found as a flaky open-writer test: a writer's line missing after a save
+/// retry happened to be in flight).
+@Suite struct SyncDuringSaveTests {
+    @Test func syncReturnsOnlyOnceAChangeMadeDuringASaveIsInTheText() async throws {
+        let reached = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let fault = FaultTests.FaultInSave()
+        fault.arm {
+            reached.signal()
+            release.wait()
+        }
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\nb\nc\n"], beforeCommit: fault.hook)
+        _ = try await harness.write("a.txt", "A\nb\nc\n")
+        harness.clock.advance(by: harness.delay)
+        // The save is now held right before its compare-and-swap, off the cooperative pool.
+        try #require(await Task.detached { reached.wait(timeout: .now() + 20) == .success }.value, "the save never started")
+        try harness.project.write("a.txt", "a\nb\nc\nd\n")
+        let synced = Task { await harness.workspace.sync(); return try await harness.text("a.txt") }
+        // Settle the change; the buffer is handed it while its save is held.
+        await harness.workspace.watcherBarrier()
+        harness.clock.advance(by: harness.settle * 2)
+        await harness.workspace.watcher.settleDueWindows()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while await harness.workspace.handledChanges == 0, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(await harness.workspace.handledChanges > 0, "the change reached the workspace")
+        // A few more turns for a sync that would return early to do so.
+        for _ in 0..<100 { await Task.yield() }
+        release.signal()
+        #expect(try await synced.value == "A\nb\nc\nd\n", "the read after sync has the outside change merged")
+        #expect(try harness.project.read("a.txt") == "a\nb\nc\nd\n", "the held save found the file changed and did not write")
+        await harness.stop()
+    }
+}
+
 /// Found by the crash soak: a kill while a conflict copy is written.
 @Suite struct LeftoverConflictTempTests {
     @Test func aConflictCopyTempFileLeftByACrashIsRemovedAtStart() async throws {

@@ -13,6 +13,11 @@ extension FileBuffer {
             return
         }
         needsReconcile = false
+        reconcilesInFlight += 1
+        defer {
+            reconcilesInFlight -= 1
+            resumeReconcileWaiters()
+        }
         let disk: DiskVersion?
         do { disk = try await readDisk() } catch {
             guard isDirty else {
@@ -39,6 +44,24 @@ extension FileBuffer {
             return
         }
         await apply(disk)
+    }
+
+    /// Whether an external change has reached the buffer but not yet its text: a reconcile is
+    /// under way, or waits for the save in flight.
+    var isReconciling: Bool { needsReconcile || reconcilesInFlight > 0 }
+
+    /// Returns once every external change handed to the buffer is in its text (merged, reloaded
+    /// or kept aside), or the buffer is closed.
+    func waitUntilReconciled() async {
+        guard isReconciling, !isClosed else { return }
+        await withCheckedContinuation { reconcileWaiters.append($0) }
+    }
+
+    func resumeReconcileWaiters() {
+        guard !isReconciling || isClosed else { return }
+        let waiters = reconcileWaiters
+        reconcileWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     private func apply(_ disk: DiskVersion?) async {

@@ -70,6 +70,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
     var needsReconcile = false
+    /// Reconciles under way: each reads the disk before it changes the text.
+    var reconcilesInFlight = 0
+    /// Callers of `waitUntilReconciled()` waiting for the text to take in the disk's change.
+    var reconcileWaiters: [CheckedContinuation<Void, Never>] = []
     /// The side that keeps the path when this buffer's edits and the disk's overlap, as a client
     /// asked at `open` (an editor showing the buffer keeps its text); nil: `conflicts.keep`.
     var conflictSide: ConflictSide?
@@ -315,5 +319,6 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     func markClosed() {
         isClosed = true
         cancelTimer()
+        resumeReconcileWaiters()
     }
 }

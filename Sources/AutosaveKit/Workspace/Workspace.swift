@@ -348,11 +348,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         await waitForHandledChanges()
     }
 
-    /// Returns once every change the watcher has reported so far has reached its buffer.
+    /// Returns once every change the watcher has reported so far has reached its buffer's text.
+    ///
+    /// A change handed to a buffer during its save is taken in when the save is done (a save
+    /// waiting for a writer retries while the writer writes): that is waited for too.
     func waitForHandledChanges() async {
         let target = await watcher.emittedCount
-        if handledChanges >= target { return }
-        await withCheckedContinuation { handledWaiters.append((target, $0)) }
+        if handledChanges < target { await withCheckedContinuation { handledWaiters.append((target, $0)) } }
+        for buffer in buffers.values { await buffer.waitUntilReconciled() }
     }
 
     /// Fault injection for tests: pauses the kernel reader so a flood overflows its queue.
@@ -370,7 +373,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     func isQuiet() async -> Bool {
         let open = await watcher.openWindowCount
         let emitted = await watcher.emittedCount
-        return open == 0 && handledChanges >= emitted
+        guard open == 0, handledChanges >= emitted else { return false }
+        for buffer in buffers.values where await buffer.isReconciling { return false }
+        return true
     }
 
     /// Every file the watcher knows, relative to the root: once the tree is quiet, the tree itself.
