@@ -222,8 +222,47 @@ def rss_kib(pid):
     return status_kib(pid, "VmRSS")
 
 
+def thread_runs(pid):
+    """Each thread of `pid` as {tid: (name, ns on a CPU, times it was put on a CPU)}, from
+    /proc/PID/task/TID/schedstat: exact where ticks are sampled 100 times a second. A thread that
+    has just ended is left out."""
+    runs = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError as error:
+        raise BenchError(f"cannot list /proc/{pid}/task: {error}") from error
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm, open(f"/proc/{pid}/task/{tid}/schedstat") as stat:
+                name = comm.read().strip()
+                on_cpu_ns, _, slices = (int(field) for field in stat.read().split())
+        except (OSError, ValueError):
+            continue
+        runs[tid] = (name, on_cpu_ns, slices)
+    return runs
+
+
+def wakeups_by_thread(before, after):
+    """{thread name: (wake-ups, µs on a CPU)} between two `thread_runs`, threads of one name summed;
+    a thread started in between counts from zero."""
+    woken = {}
+    for tid, (name, on_cpu_ns, slices) in after.items():
+        _, earlier_ns, earlier_slices = before.get(tid, (name, 0, 0))
+        if slices > earlier_slices:
+            count, microseconds = woken.get(name, (0, 0))
+            woken[name] = (count + slices - earlier_slices, microseconds + (on_cpu_ns - earlier_ns) / 1000)
+    return woken
+
+
+# libdispatch's manager thread (Swift concurrency's runtime on Linux): it runs a one-second timer
+# that watches the worker pool from the moment the first worker starts, compiled in
+# (HAVE_DISPATCH_WORKQ_MONITORING), whatever the program does.
+DISPATCH_MANAGER_THREAD = "-qos.overcommit"
+
+
 def idle_cost(process, quiet, window, name, log=None):
-    """CPU ticks over `window` seconds after `quiet` seconds of nothing, and VmRSS at the end."""
+    """CPU ticks and wake-ups over `window` seconds after `quiet` seconds of nothing, and VmRSS at
+    the end. `wakeups_own` leaves libdispatch's manager thread out."""
 
     def alive(when):
         if process.poll() is not None:
@@ -233,8 +272,15 @@ def idle_cost(process, quiet, window, name, log=None):
     time.sleep(quiet)
     alive("before the idle window")
     before = cpu_ticks(process.pid)
+    runs_before = thread_runs(process.pid)
     time.sleep(window)
     rss = rss_kib(process.pid) / 1024 if process.poll() is None else None
     after = cpu_ticks(process.pid)
+    woken = wakeups_by_thread(runs_before, thread_runs(process.pid))
     alive("during the idle window")
-    return {"ticks": after - before, "rss_mb": rss}
+    return {
+        "ticks": after - before, "rss_mb": rss, "woken": woken,
+        "wakeups": sum(count for count, _ in woken.values()),
+        "wakeups_own": sum(count for thread, (count, _) in woken.items() if thread != DISPATCH_MANAGER_THREAD),
+        "cpu_us": sum(microseconds for _, microseconds in woken.values()),
+    }

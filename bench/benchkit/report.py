@@ -49,6 +49,16 @@ def table_rows(options):
          "inotifywait", "= 0", lambda a, r: a == 0),
         ("6", f"idle CPU ticks / {options.idle_seconds:.0f} s", "ticks", "idle.ticks.agent", "idle.ticks.watchman",
          "watchman", "= 0", lambda a, r: a == 0),
+        ("6", f"idle wake-ups / {options.idle_seconds:.0f} s", "wake-ups", "idle.wakeups.agent", "idle.wakeups.inotifywait",
+         "inotifywait", "(info)", None),
+        ("6", f"idle wake-ups / {options.idle_seconds:.0f} s", "wake-ups", "idle.wakeups.agent", "idle.wakeups.watchman",
+         "watchman", "(info)", None),
+        ("6", "… without libdispatch's manager thread", "wake-ups", "idle.wakeups-own.agent", None, "—",
+         "= 0", lambda a, r: a == 0),
+        ("6", f"idle CPU time / {options.idle_seconds:.0f} s", "µs", "idle.cpu-us.agent", "idle.cpu-us.inotifywait",
+         "inotifywait", "(info)", None),
+        ("6", f"idle CPU time / {options.idle_seconds:.0f} s", "µs", "idle.cpu-us.agent", "idle.cpu-us.watchman",
+         "watchman", "(info)", None),
         ("6", "RSS, tree watched", "MB", "idle.rss.agent", "idle.rss.inotifywait", "inotifywait",
          "≤ 40 MB", lambda a, r: a <= 40),
         ("6", "RSS, tree watched", "MB", "idle.rss.agent", "idle.rss.watchman", "watchman", "≤ 40 MB", lambda a, r: a <= 40),
@@ -82,7 +92,7 @@ def table_rows(options):
 def number(value, unit):
     if value is None:
         return "n/a"
-    if unit in ("ticks", "saves"):
+    if unit in ("ticks", "saves", "wake-ups", "µs"):
         return f"{value:.0f}"
     if unit == "/s":
         return f"{value:,.0f}"

@@ -58,13 +58,19 @@ class WatcherFigures:
         self.figure(2, "agent notice latency, settleMs 0", settle_zero)
 
     def measure_idle(self, process, metric, name, label, log=None, shows_window=False):
-        """Figure 6 for one watcher: CPU ticks over the idle window and RSS, recorded as
-        idle.ticks.METRIC and idle.rss.METRIC and printed under LABEL."""
+        """Figure 6 for one watcher: CPU ticks, wake-ups and CPU time over the idle window, and RSS,
+        recorded as idle.ticks.METRIC, idle.wakeups.METRIC (idle.wakeups-own.METRIC without
+        libdispatch's manager thread), idle.cpu-us.METRIC and idle.rss.METRIC, printed under LABEL."""
         idle = idle_cost(process, self.options.idle_quiet, self.options.idle_seconds, name, log)
         self.record(f"idle.ticks.{metric}", idle["ticks"])
+        self.record(f"idle.wakeups.{metric}", idle["wakeups"])
+        self.record(f"idle.wakeups-own.{metric}", idle["wakeups_own"])
+        self.record(f"idle.cpu-us.{metric}", idle["cpu_us"])
         self.record(f"idle.rss.{metric}", idle["rss_mb"])
         window = f" / {self.options.idle_seconds:.0f} s" if shows_window else ""
-        print(f"  {label} idle {idle['ticks']} ticks{window}, RSS {idle['rss_mb']:.1f} MB", flush=True)
+        threads = ", ".join(f"{thread} {count}" for thread, (count, _) in sorted(idle["woken"].items())) or "none"
+        print(f"  {label} idle {idle['ticks']} ticks{window}, {idle['wakeups']} wake-ups ({threads}), "
+              f"{idle['cpu_us']:.0f} µs on a CPU, RSS {idle['rss_mb']:.1f} MB", flush=True)
 
     def agent_latency(self, agent, label, run):
         def matcher(relative, path):
