@@ -75,18 +75,31 @@ public final class DirectoryWatcher: Sendable {
             ignoreScreen: ignoreScreen, isLeftover: isLeftover, privateMarker: privateMarker, events: empty, sink: sink)
     }
 
+    /// A watcher whose scans probe `probeBatch` directories at a time, for tests of the batching
+    /// that need not make tens of thousands of directories; the rest as in
+    /// `init(root:cookieDirectory:ownDirectory:isIgnored:ignoreScreen:isLeftover:privateMarker:)`.
+    convenience init(
+        root: String, cookieDirectory: String?,
+        isIgnored: @escaping @Sendable (_ directory: String, _ name: String, _ isDirectory: Bool) -> Bool, probeBatch: Int
+    ) {
+        let (stream, continuation) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
+        self.init(
+            root: root, cookieDirectory: cookieDirectory, ownDirectory: nil, isIgnored: isIgnored, ignoreScreen: nil,
+            isLeftover: { _ in false }, privateMarker: nil, events: stream, sink: WatchEventSink(continuation), probeBatch: probeBatch)
+    }
+
     private init(
         root: String, cookieDirectory: String?, ownDirectory: String?,
         isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, ignoreScreen: FileNameScreen?,
         isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, events: AsyncStream<WatchEvent>,
-        sink: WatchEventSink
+        sink: WatchEventSink, probeBatch: Int = TreeSession.probeBatch
     ) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.events = events
         self.mailbox = Mailbox(
             root: self.root, cookieDirectory: cookieDirectory ?? PrivateCookies.nextDirectory(),
             ownDirectory: ownDirectory, isIgnored: isIgnored, ignoreScreen: ignoreScreen, isLeftover: isLeftover,
-            privateMarker: privateMarker, sink: sink)
+            privateMarker: privateMarker, sink: sink, probeBatch: probeBatch)
     }
 
     /// Walks the tree, watching every directory that is not ignored, and returns what it found.
@@ -210,6 +223,8 @@ final class Mailbox: Sendable {
     /// when every name must be asked about.
     let fileScreen: FileNameScreen?
     let sink: WatchEventSink
+    /// Directories a scan probes at once (`TreeSession.probeBatch`, less in tests).
+    let probeBatch: Int
     /// The cookie directory as a directory and a name relative to the root, when it is inside
     /// the tree: what `ignores` compares, so that it builds no path per directory it is asked about.
     private let cookieEntry: (directory: String, name: String)?
@@ -225,8 +240,10 @@ final class Mailbox: Sendable {
     init(
         root: String, cookieDirectory: String, ownDirectory: String?,
         isIgnored: @escaping @Sendable (String, String, Bool) -> Bool, ignoreScreen: FileNameScreen? = nil,
-        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, sink: WatchEventSink
+        isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, sink: WatchEventSink,
+        probeBatch: Int = TreeSession.probeBatch
     ) {
+        self.probeBatch = probeBatch
         var screen = ignoreScreen
         if let marker = privateMarker?.utf8, let first = marker.first, let last = marker.last {
             screen?.admit(first: first, last: last)

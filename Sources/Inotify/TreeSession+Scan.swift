@@ -22,8 +22,8 @@ extension TreeSession {
             // through a dozen rehashes.
             nodeByWatch.reserveCapacity(nodeByWatch.count + level.count)
             registry.reserve(level.count)
-            let batches = stride(from: 0, to: level.count, by: Self.probeBatch).map {
-                level[$0..<min($0 + Self.probeBatch, level.count)]
+            let batches = stride(from: 0, to: level.count, by: mailbox.probeBatch).map {
+                level[$0..<min($0 + mailbox.probeBatch, level.count)]
             }
             var running = probe(batches[0], statFiles: statFiles)
             var next: [(DirectoryNode, String)] = []
