@@ -156,32 +156,28 @@ import Testing
 /// retry happened to be in flight).
 @Suite struct SyncDuringSaveTests {
     @Test func syncReturnsOnlyOnceAChangeMadeDuringASaveIsInTheText() async throws {
-        let reached = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let fault = FaultTests.FaultInSave()
-        fault.arm {
-            reached.signal()
-            release.wait()
-        }
-        let harness = try await WorkspaceHarness(files: ["a.txt": "a\nb\nc\n"], beforeCommit: fault.hook)
+        let gate = SaveGate()
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\nb\nc\n"], beforeCommit: gate.pass)
         _ = try await harness.write("a.txt", "A\nb\nc\n")
-        harness.clock.advance(by: harness.delay)
-        // The save is now held right before its compare-and-swap, off the cooperative pool.
-        try #require(await Task.detached { reached.wait(timeout: .now() + 20) == .success }.value, "the save never started")
+        gate.hold()
+        let saving = Task { try await harness.workspace.save(["a.txt"]) }
+        // The save is now held right before its compare-and-swap.
+        await gate.waitUntilHeld()
         try harness.project.write("a.txt", "a\nb\nc\nd\n")
         let synced = Task { await harness.workspace.sync(); return try await harness.text("a.txt") }
         // Settle the change; the buffer is handed it while its save is held.
         await harness.workspace.watcherBarrier()
         harness.clock.advance(by: harness.settle * 2)
         await harness.workspace.watcher.settleDueWindows()
-        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-        while await harness.workspace.handledChanges == 0, ContinuousClock.now < deadline { await Task.yield() }
-        #expect(await harness.workspace.handledChanges > 0, "the change reached the workspace")
-        // A few more turns for a sync that would return early to do so.
+        _ = try await harness.logs.first(timeout: .seconds(20), "external-change") { $0.event == "external-change" }
+        for _ in 0..<10_000 where await harness.workspace.handledChanges == 0 { await Task.yield() }
+        #expect(await harness.workspace.handledChanges > 0, "the change reached the buffer during the save")
+        // A few more turns for a sync that would answer early to do so.
         for _ in 0..<100 { await Task.yield() }
-        release.signal()
+        gate.release()
+        try await saving.value
         #expect(try await synced.value == "A\nb\nc\nd\n", "the read after sync has the outside change merged")
-        #expect(try harness.project.read("a.txt") == "a\nb\nc\nd\n", "the held save found the file changed and did not write")
+        #expect(try harness.project.read("a.txt") == "A\nb\nc\nd\n", "the save found the file changed, merged, and saved the merge")
         await harness.stop()
     }
 }

@@ -2,16 +2,31 @@ import FoundationEssentials
 import Logging
 
 extension FileBuffer {
-    /// Saves now, whatever the window says, and returns once the bytes are durable on disk. A
-    /// file another process holds open for writing is written in place: asked for now, the save
+    /// Saves now, whatever the window says, and returns once the buffer's text is durable on disk.
+    /// A file another process holds open for writing is written in place: asked for now, the save
     /// does not wait for the writer.
     ///
-    /// - Throws: `WorkspaceError.saveFailed`; the buffer stays dirty and retries with backoff.
+    /// A save that finds the file changed since the buffer read it merges first (or keeps both
+    /// versions), and one that finds it gone marks it to be written again; neither writes the
+    /// revision asked for, so the save goes again, up to `explicitSaveAttempts` times in all.
+    /// (Returning after the first, `close` forgot a buffer whose merge was never written.) Edits
+    /// made while it writes are left to the next save.
+    ///
+    /// - Throws: `WorkspaceError.saveFailed`, the buffer still dirty and retrying with backoff:
+    ///   the write failed, or the file changed under every attempt (`changedOnDisk`).
     func save() async throws(WorkspaceError) {
-        while isSaving { await waitForSave() }
-        guard isDirty, !isClosed else { return }
-        if let error = await performSave(heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
+        for _ in 0..<Self.explicitSaveAttempts {
+            while isSaving { await waitForSave() }
+            guard isDirty, !isClosed else { return }
+            let asked = revision
+            if let error = await performSave(heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
+            if let saved = lastSavedRevision, saved >= asked { return }
+        }
+        throw .saveFailed(path: path, .changedOnDisk(path: path))
     }
+
+    /// Tries an explicit save makes before it gives up on a file that changes under each one.
+    static var explicitSaveAttempts: Int { 4 }
 
     private func waitForSave() async {
         await withCheckedContinuation { saveWaiters.append($0) }
@@ -58,6 +73,7 @@ extension FileBuffer {
         case .success(let written):
             let commit = written?.commit
             adoptBase(written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text)
+            lastSavedRevision = snapshot.revision
             schedule.saveSucceeded()
             isWaitingForWriter = false
             let elapsed = ContinuousClock.now - started

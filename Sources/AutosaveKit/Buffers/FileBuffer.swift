@@ -70,6 +70,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     var copiedAside: (revision: Int, copy: String)?
     /// An external change arrived during a save; it is looked at once the save is done.
     var needsReconcile = false
+    /// The revision the last successful save wrote (or deleted), nil before the first.
+    var lastSavedRevision: Int?
     /// Reconciles under way: each reads the disk before it changes the text.
     var reconcilesInFlight = 0
     /// Callers of `waitUntilReconciled()` waiting for the text to take in the disk's change.
