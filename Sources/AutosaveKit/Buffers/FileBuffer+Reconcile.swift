@@ -57,6 +57,7 @@ extension FileBuffer {
         await withCheckedContinuation { reconcileWaiters.append($0) }
     }
 
+    /// Lets `waitUntilReconciled()` callers go once nothing is left to take in (or the buffer closed).
     func resumeReconcileWaiters() {
         guard !isReconciling || isClosed else { return }
         let waiters = reconcileWaiters

@@ -369,7 +369,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         await watcher.stop()
     }
 
-    /// Whether no settle window is open and every settled change has reached its buffer.
+    /// Whether no settle window is open and every settled change is in its buffer's text (no
+    /// buffer is still reading the disk for one, or waiting for its save to finish first).
     func isQuiet() async -> Bool {
         let open = await watcher.openWindowCount
         let emitted = await watcher.emittedCount
