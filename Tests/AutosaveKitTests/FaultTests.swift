@@ -159,10 +159,7 @@ import Testing
         let gate = SaveGate()
         let harness = try await WorkspaceHarness(files: ["a.txt": "a\nb\nc\n"], beforeCommit: gate.pass)
         _ = try await harness.write("a.txt", "A\nb\nc\n")
-        gate.hold()
-        let saving = Task { try await harness.workspace.save(["a.txt"]) }
-        // The save is now held right before its compare-and-swap.
-        await gate.waitUntilHeld()
+        let saving = await gate.holdSave(of: "a.txt", in: harness)
         try harness.project.write("a.txt", "a\nb\nc\nd\n")
         let synced = Task { await harness.workspace.sync(); return try await harness.text("a.txt") }
         // Settle the change; the buffer is handed it while its save is held.

@@ -101,9 +101,7 @@ import Testing
         let gate = SaveGate()
         let harness = try await WorkspaceHarness(files: ["a.txt": "v0"], beforeCommit: gate.pass)
         _ = try await harness.write("a.txt", "v1")
-        gate.hold()
-        let saving = Task { try await harness.workspace.save(["a.txt"]) }
-        await gate.waitUntilHeld()
+        let saving = await gate.holdSave(of: "a.txt", in: harness)
         _ = try await harness.write("a.txt", "v2")
         gate.release()
         try await saving.value
@@ -309,6 +307,15 @@ final class SaveGate: Sendable {
     }
 
     func release() { released.signal() }
+
+    /// Starts an explicit save of `path` and returns once it is held right before its
+    /// compare-and-swap; `release()` lets it go, and the task ends with the save.
+    func holdSave(of path: String, in harness: WorkspaceHarness) async -> Task<Void, any Error> {
+        hold()
+        let saving = Task { try await harness.workspace.save([path]) }
+        await waitUntilHeld()
+        return saving
+    }
 }
 
 import Synchronization
