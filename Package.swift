@@ -28,9 +28,11 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "CAutosaveShims"),
+        .target(name: "ByteNames"),
         .target(
             name: "Inotify",
             dependencies: [
+                "ByteNames",
                 "CInotifyTools",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -38,6 +40,7 @@ let package = Package(
         .target(
             name: "AutosaveKit",
             dependencies: [
+                "ByteNames",
                 "Inotify",
                 "CAutosaveShims",
                 "CZlib",

@@ -169,6 +169,10 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         case .staleRevision(let path, _, let current):
             .object([member("reason", .string("staleRevision")), member("path", .string(path)), member("currentRevision", .number(String(current)))])
         case .invalidPath(let path, _): .object([member("reason", .string("invalidPath")), member("path", .string(path))])
+        case .pathRefused(let refusal):
+            .object(
+                [member("reason", .string(refusal.code)), member("path", .string(refusal.path))]
+                    + (refusal.link.map { [member("link", .string($0.path)), member("target", .string($0.target))] } ?? []))
         case .notOpen(let path): .object([member("reason", .string("notOpen")), member("path", .string(path))])
         case .noSuchFile(let path): .object([member("reason", .string("noSuchFile")), member("path", .string(path))])
         case .noSuchFolder(let path, let folder):

@@ -14,3 +14,22 @@ long CAutosaveShims_getAttribute(const char *path, const char *name, void *value
 int CAutosaveShims_setAttribute(int fd, const char *name, const void *value, size_t size) {
     return fsetxattr(fd, name, value, size, 0);
 }
+
+#include <errno.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int CAutosaveShims_openBeneath(int directory, const char *path, int flags) {
+#ifdef SYS_openat2
+    struct open_how how = {
+        .flags = (unsigned long long)flags,
+        .mode = 0,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, directory, path, &how, sizeof how);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -91,7 +91,7 @@ struct MCPCommand: AsyncParsableCommand {
             if !(error is CancellationError) {
                 logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             }
-            throw ExitStatus.failure
+            throw error is StateDirectory.LinkFound ? ExitStatus.usage : ExitStatus.failure
         }
     }
 }

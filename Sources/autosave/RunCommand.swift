@@ -38,6 +38,10 @@ struct RunCommand: AsyncParsableCommand {
         } catch is EditsNotOnDisk {
             // Each is logged (`lost-to-disk`) with its journal record.
             throw ExitStatus.failure
+        } catch let error as StateDirectory.LinkFound {
+            // Nothing ran: like a bad configuration, the user must fix the folder first.
+            logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
+            throw ExitStatus.usage
         } catch {
             logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
             throw ExitStatus.failure

@@ -142,7 +142,7 @@ import Testing
         let outside = try TemporaryDirectory()
         try outside.write("secret.txt", "outside")
         try FileManager.default.createSymbolicLink(atPath: project.url("escape.txt"), withDestinationPath: outside.url("secret.txt"))
-        #expect(throws: WriteError.outsideRoot(path: "escape.txt", target: outside.url("secret.txt"))) {
+        #expect(throws: WriteError.refused(.linkLeadsOutside(path: "escape.txt", link: "escape.txt", target: outside.url("secret.txt")))) {
             try writer.write(Array("x".utf8), to: "escape.txt", expecting: Fingerprint.of(outside.url("secret.txt")))
         }
         #expect(try outside.read("secret.txt") == "outside")

@@ -39,10 +39,12 @@ public struct Agent: Service {
     /// old place without saving (every path there leads nowhere), and serves again from the new
     /// place with the same lock (its file moved along) and every unsaved edit.
     ///
-    /// - Throws: `InotifyError` when the root cannot be watched at all, `JournalError` when the
+    /// - Throws: `StateDirectory.LinkFound` when a symbolic link is in the state directory or on
+    ///   the way to it, `InotifyError` when the root cannot be watched at all, `JournalError` when the
     ///   journal cannot be used, the control socket's error when it cannot listen at start,
     ///   `RootRemoved` when the root was deleted under the agent.
     public func run() async throws {
+        try StateDirectory.verify(configuration.stateDirectory, root: configuration.root)
         let lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
         defer { withExtendedLifetime(lock) {} }
         let clock = ContinuousClock()

@@ -35,7 +35,7 @@ public final class AgentLock: Sendable {
         }
         chmod(stateDirectory, 0o700)
         let path = stateDirectory + "/" + Self.fileName
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .unavailable(path: path, String(cString: strerror(errno))) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""

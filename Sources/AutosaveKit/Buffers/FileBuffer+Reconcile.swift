@@ -20,6 +20,23 @@ extension FileBuffer {
         }
         let disk: DiskVersion?
         do { disk = try await readDisk() } catch {
+            if case .refused(let refusal) = error {
+                // A link swapped in leads out of bounds: never read through, as if the file were gone.
+                context.logger.warning(
+                    "path-refused",
+                    metadata: [
+                        "path": "\(path)", "error": "\(refusal)",
+                        "next": isDirty
+                            ? "treated as removed: the unsaved edits stay in the buffer and go to a conflict copy while the path leads there"
+                            : "treated as removed: the buffer closes without reading it",
+                    ])
+                if isSaving {
+                    needsReconcile = true
+                    return
+                }
+                await apply(nil)
+                return
+            }
             guard isDirty else {
                 context.logger.warning(
                     "reconcile-failed",

@@ -122,7 +122,7 @@ extension FileBuffer {
                     "next": "the buffer stays dirty; retrying in \(milliseconds) ms",
                 ])
             context.emit(.saveFailed(path: path, error: error.description, retryInMilliseconds: milliseconds))
-            if error.isNowhereToLand { await keepAsideOrLog() }
+            if error.isNowhereToLand { await keepAsideOrLog(because: error) }
             rescheduleTimer()
             if needsReconcile { await reconcileWithDisk() }
             return error

@@ -98,7 +98,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Returns once the file has been read into the buffer; edits wait for it, so none is
     /// overwritten by a read that finishes after it.
     ///
-    /// - Throws: `WorkspaceError.unreadable` (too large, not a regular file, I/O error).
+    /// - Throws: `WorkspaceError.unreadable` (too large, not a regular file, I/O error),
+    ///   `.pathRefused` when the path leads out of bounds.
     func ensureLoaded() async throws(WorkspaceError) {
         guard isLoading else { return }
         let task = loading ?? Task { await self.loadResult() }
@@ -119,7 +120,10 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Reads the file into the buffer; a missing file gives a buffer with no content, for a new file.
     private func load() async throws(WorkspaceError) {
         let version: DiskVersion?
-        do { version = try await readDisk() } catch { throw .unreadable(error) }
+        do { version = try await readDisk() } catch {
+            if case .refused(let refusal) = error { throw .pathRefused(refusal) }
+            throw .unreadable(error)
+        }
         // A file that does not exist yet stays absent (nil) until a client writes it.
         text = version.map { TextRope($0.bytes) }
         adoptBase(version, text: text)
@@ -129,12 +133,15 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     // MARK: - Edits
 
     /// Reads the buffer's file off the cooperative pool; nil when it does not exist.
+    ///
+    /// - Throws: `DiskVersion.ReadError.refused` when the path now leads out of bounds (a link
+    ///   swapped in): the file is never read through it.
     func readDisk() async throws(DiskVersion.ReadError) -> DiskVersion? {
-        let absolute = context.absolute(path)
-        let display = path
+        let path = self.path
+        let resolver = context.writer.resolver
         let limit = context.configuration.limits.maxFileBytes
         return try await BlockingIO.run { () throws(DiskVersion.ReadError) -> DiskVersion? in
-            try DiskVersion.read(absolute, displayPath: display, limit: limit)
+            try DiskVersion.read(path, resolver: resolver, limit: limit)
         }
     }
 

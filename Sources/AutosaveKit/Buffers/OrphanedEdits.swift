@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -10,9 +11,9 @@ struct OrphanedEdits: Sendable {
     let directory: String
 
     init(root: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let base = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let base = environment["XDG_STATE_HOME"].flatMap { $0.isAbsolutePath ? $0 : nil }
             ?? (environment["HOME"] ?? Self.homeFromPasswd()) + "/.local/state"
-        let name = root.split(separator: "/").last.map(String.init) ?? "root"
+        let name = root.pathComponents.last ?? "root"
         directory = base + "/autosave/orphans/\(name)-\(Self.shortHash(root))"
     }
 
@@ -23,7 +24,7 @@ struct OrphanedEdits: Sendable {
         let target = directory + "/" + path
         let parent = PathText.parent(of: target)
         var partial = ""
-        for component in parent.split(separator: "/") {
+        for component in parent.pathComponents {
             partial += "/" + component
             if mkdir(partial, 0o700) != 0 && errno != EEXIST {
                 throw .system(path: partial, operation: "create folder", Errno(rawValue: errno))

@@ -1,7 +1,10 @@
 /// Why a workspace request was refused. Nothing was changed on disk or in any buffer.
 public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The path is empty, absolute outside the root, or climbs out of it with `..`.
+    /// The path is not a file's name: empty, a folder, a NUL byte, a component over 255 bytes.
     case invalidPath(path: String, reason: String)
+    /// The path leads where no client may read or write: outside the root (`..`, an absolute
+    /// path, a symbolic link), into `.git/`, or into the state directory.
+    case pathRefused(PathRefusal)
     /// `ifRevision` did not match: someone else edited the buffer first.
     case staleRevision(path: String, expected: Int, current: Int)
     /// No buffer is open for the path.
@@ -25,9 +28,19 @@ public enum WorkspaceError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The edit was applied to the buffer but could not be journaled: it would not survive a crash.
     case journalFailed(JournalError)
 
+    /// The workspace's error for a path `PathResolver` refused (a malformed name stays `invalidPath`).
+    init(_ refusal: PathRefusal) {
+        if case .malformed(let path, let reason) = refusal {
+            self = .invalidPath(path: path, reason: reason)
+        } else {
+            self = .pathRefused(refusal)
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalidPath(let path, let reason): "invalid path \(path): \(reason); nothing was changed"
+        case .pathRefused(let refusal): "\(refusal); nothing was read or changed"
         case .staleRevision(let path, let expected, let current):
             "\(path) is at revision \(current), not \(expected): it was edited meanwhile; read it again and retry"
         case .notOpen(let path): "\(path) is not open"

@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -21,14 +22,14 @@ public struct ResolvedConfiguration: Sendable, Equatable {
 
     /// The state directory relative to the root, when it lies inside it.
     public var stateDirectoryInsideRoot: String? {
-        stateDirectory.hasPrefix(root + "/") ? String(stateDirectory.dropFirst(root.count + 1)) : nil
+        stateDirectory.pathBelow(root)
     }
 
     /// The same configuration for the root renamed to `newRoot`: a state directory inside the
     /// root moved with it, and so did a configuration file inside it.
     public func moved(to newRoot: String) -> ResolvedConfiguration {
         func relocated(_ path: String) -> String {
-            path.hasPrefix(root + "/") ? newRoot + path.dropFirst(root.count) : path
+            path.pathBelow(root).map { newRoot + "/" + $0 } ?? path
         }
         return ResolvedConfiguration(
             configuration: configuration, root: newRoot, stateDirectory: relocated(stateDirectory), file: file.map(relocated))
@@ -70,7 +71,7 @@ public struct ResolvedConfiguration: Sendable, Equatable {
         let state = absolute(configuration.stateDir, from: root)
         // The state dir must be the agent's own folder inside the root: the root itself or a folder
         // above it would put the lock and journal among the user's files, and be watched.
-        guard state.hasPrefix(root + "/") else {
+        guard state.pathBelow(root) != nil else {
             throw .invalid(
                 file: file ?? "the built-in defaults",
                 [.init(
@@ -90,7 +91,7 @@ public struct ResolvedConfiguration: Sendable, Equatable {
     }
 
     private static func absolute(_ path: String, from base: String) -> String {
-        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        let joined = path.isAbsolutePath ? path : base + "/" + path
         return PathText.normalized(joined)
     }
 }

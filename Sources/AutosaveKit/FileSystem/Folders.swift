@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 import SystemPackage
 
@@ -8,11 +9,14 @@ enum Folders {
     /// was made in is fsync'd, so a power cut cannot take away a folder whose files were made
     /// durable in it (the journal's, the state directory).
     ///
+    /// A component that is a symbolic link is not followed: these are the agent's own folders,
+    /// which hold no link (the root above them has none, being resolved when the agent starts).
+    ///
     /// - Throws: the `Errno` of the first component that could not be made; `ENOTDIR` when one
-    ///   exists but is not a folder.
+    ///   exists but is not a folder, `ELOOP` when it is a symbolic link.
     static func make(_ path: String, mode: mode_t = 0o700) throws(Errno) {
         var partial = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+        for component in path.pathComponents {
             let parent = partial.isEmpty ? "/" : partial
             partial += "/" + component
             if mkdir(partial, mode) == 0 {
@@ -22,7 +26,8 @@ enum Folders {
             let code = errno
             guard code == EEXIST else { throw Errno(rawValue: code) }
             var status = stat()
-            guard stat(partial, &status) == 0 else { throw Errno(rawValue: errno) }
+            guard lstat(partial, &status) == 0 else { throw Errno(rawValue: errno) }
+            if (status.st_mode & S_IFMT) == S_IFLNK { throw .tooManySymbolicLinkLevels }
             guard (status.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
         }
     }

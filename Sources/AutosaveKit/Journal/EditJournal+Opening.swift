@@ -84,7 +84,7 @@ extension EditJournal {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(
-                FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
+                FilePath(path), .readWrite, options: [.create, .closeOnExec, .noFollow], permissions: [.ownerReadWrite])
             if validBytes < existing.count {
                 try descriptor.resize(to: Int64(validBytes))
             }
@@ -125,7 +125,7 @@ extension EditJournal {
         var fresh: FileDescriptor?
         do {
             let opened = try FileDescriptor.open(
-                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
+                FilePath(next), .readWrite, options: [.create, .truncate, .closeOnExec, .noFollow], permissions: [.ownerReadWrite])
             fresh = opened
             _ = try opened.writeAll(bytes)
             try opened.sync()

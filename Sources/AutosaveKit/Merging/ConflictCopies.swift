@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import Logging
@@ -12,12 +13,13 @@ public struct ConflictCopies: Sendable {
     /// `<stateDir>/conflicts`.
     public let directory: String
     public let maxCopiesPerFile: Int
-    let fsync: Bool
+    /// Writes the copies, through no link: the folder is the agent's own and holds none.
+    let writer: AtomicWriter
 
     public init(stateDirectory: String, maxCopiesPerFile: Int, fsync: Bool) {
         self.directory = stateDirectory + "/conflicts"
         self.maxCopiesPerFile = maxCopiesPerFile
-        self.fsync = fsync
+        self.writer = AtomicWriter(resolver: .agentFolder(directory), fsync: fsync, hardLinks: .break)
     }
 
     /// The outcome of keeping a copy.
@@ -32,47 +34,62 @@ public struct ConflictCopies: Sendable {
 
     /// Writes `bytes` as a copy of `path` at `revision`, durably.
     ///
+    /// The copy's folders are made one at a time inside the conflicts folder, and a symbolic link
+    /// met on the way (a repository can ship one) is refused, never followed.
+    ///
     /// - Throws: `WriteError` when the copy cannot be written; the caller must then keep both
     ///   versions some other way.
     public func keep(_ bytes: [UInt8], of path: String, revision: Int, at date: Date = Date()) throws(WriteError) -> Kept {
-        let target = directory + "/" + path
-        let parent = PathText.parent(of: target)
-        let name = PathText.lastComponent(of: target)
+        let parts = path.pathComponents
+        let name = parts.last ?? path
+        let folder = parts.dropLast().joined(separator: "/")
         // mkdir and its errno: Foundation's error code here is a Cocoa one, not an errno.
-        do throws(Errno) { try Folders.make(parent) } catch {
-            throw .system(path: parent, operation: "create conflicts directory", error)
+        do throws(Errno) { try Folders.make(directory) } catch {
+            throw .system(path: folder.isEmpty ? directory : directory + "/" + folder, operation: "create conflicts directory", error)
         }
-        let writer = AtomicWriter(root: parent, fsync: fsync, hardLinks: .break)
+        func inFolder(_ copy: String) -> String { folder.isEmpty ? copy : folder + "/" + copy }
         // Two conflicts of one file in the same second race for a name: the loser takes the next.
         for attempt in 1...1000 {
-            let existing = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [])
-                .filter { $0.hasPrefix(name + ".") && !$0.hasPrefix(".") }
-            for copy in existing {
-                if let old = try? FileContents.read(parent + "/" + copy), old == bytes {
-                    return Kept(path: parent + "/" + copy, count: existing.count, isDuplicate: true)
-                }
-            }
             let base = "\(name).\(Self.stamp(date)).\(revision)"
             let copyName = attempt == 1 ? base : "\(base)-\(attempt)"
-            guard !existing.contains(copyName) else { continue }
+            let resolution: PathResolver.Resolution
+            do { resolution = try writer.resolver.resolve(inFolder(copyName), makingFolders: true) } catch { throw WriteError(error) }
+            guard let place = resolution.location else {
+                throw .system(path: directory + "/" + folder, operation: "create conflicts folder", .noSuchFileOrDirectory)
+            }
+            let existing = AgentFolderTree.entries(of: place.folder).map(\.name).filter {
+                $0.hasBytePrefix(name + ".") && !$0.hasBytePrefix(".")
+            }
+            for copy in existing where Self.holds(bytes, copy, in: place.folder) {
+                return Kept(path: directory + "/" + inFolder(copy), count: existing.count, isDuplicate: true)
+            }
+            guard !existing.contains(where: { $0.isSameName(as: copyName) }) else { continue }
             do {
-                _ = try writer.write(bytes, to: copyName, expecting: nil)
+                _ = try writer.write(bytes, to: inFolder(copyName), expecting: nil)
             } catch .changedOnDisk {
                 continue
             }
-            return Kept(path: parent + "/" + copyName, count: existing.count + 1, isDuplicate: false)
+            return Kept(path: directory + "/" + inFolder(copyName), count: existing.count + 1, isDuplicate: false)
         }
-        throw .system(path: target, operation: "name a conflict copy", .fileExists)
+        throw .system(path: directory + "/" + path, operation: "name a conflict copy", .fileExists)
+    }
+
+    /// Whether the regular file `name` in `folder` holds exactly `bytes` (never through a link).
+    private static func holds(_ bytes: [UInt8], _ name: String, in folder: CInt) -> Bool {
+        let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard let old = try? FileContents.read(descriptor: FileDescriptor(rawValue: fd)) else { return false }
+        return old == bytes
     }
 
     /// Removes the temp files a crash left in the conflicts directory (it is not watched, so the
     /// start-up scan of the tree does not see them) and returns their paths.
     public func removeLeftoverTempFiles() -> [String] {
-        let names = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
         var removed: [String] = []
-        for relative in names {
-            let name = PathText.lastComponent(of: relative)
-            if IgnoreRules.isAgentTempName(name), unlink(directory + "/" + relative) == 0 {
+        for relative in AgentFolderTree.files(below: directory) {
+            let name = relative.pathComponents.last ?? relative
+            if IgnoreRules.isAgentTempName(name), AgentFolderTree.remove(relative, below: directory) {
                 removed.append(directory + "/" + relative)
             }
         }

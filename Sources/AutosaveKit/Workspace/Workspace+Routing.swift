@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import Inotify
@@ -25,7 +26,11 @@ extension Workspace {
     /// data (the edit itself is in the buffer or the journal). One agent per root, so none is live.
     func removeLeftoverTempFiles(_ paths: [String]) {
         for path in paths {
-            if unlink(root + "/" + path) == 0 {
+            // Reached through the resolver, by name in its folder: never through a link swapped in.
+            guard IgnoreRules.isAgentTempName(path.pathComponents.last ?? ""),
+                let location = try? resolver.resolve(path).location
+            else { continue }
+            if unlinkat(location.folder, location.name, 0) == 0 {
                 logger.notice("removed-temp", metadata: ["path": "\(path)", "reason": "left by an interrupted save"])
             }
         }
@@ -60,54 +65,42 @@ extension Workspace {
         }
     }
 
-    /// A path relative to the root, checked: inside the root, not in `.git/` or the state dir.
+    /// A path a client named, as the agent names it: relative to the root, checked by the one
+    /// resolver every door uses (`PathResolver`).
     ///
-    /// Resolved as the kernel resolves it (`PhysicalPath`): the folders on the way are followed
-    /// through their symbolic links, a relative link against the folder that holds it, and `..`
-    /// after the link before it; the file's own name stays as given, so a buffer opened through a
-    /// link keeps the link's name and its saves go where the link leads.
+    /// Resolved as the kernel resolves it: the folders on the way are followed through their
+    /// symbolic links (a relative link against the folder that holds it, `..` after the link
+    /// before it); the file's own name stays as given, so a buffer opened through a link keeps the
+    /// link's name and its saves go where the link leads — as long as every link on the way
+    /// stays inside the root and out of `.git/` and the state directory. An absolute path is
+    /// taken relative to the root when it is spelled below it (byte for byte); otherwise its
+    /// folders are resolved first (links outside the root are the user's own) and what lies
+    /// inside is resolved as above.
+    ///
+    /// - Throws: `WorkspaceError.invalidPath` for a malformed name, `.pathRefused` for one that
+    ///   leads out of bounds.
     func normalize(_ raw: String) throws(WorkspaceError) -> String {
-        var text = raw
-        if text.hasPrefix(rootPrefix) { text = String(text.dropFirst(rootPrefix.count)) }
+        var text = raw.pathBelow(root) ?? raw
         // An open buffer's key passed every check below when it opened, and is its own normal form.
         if buffers[text] != nil { return text }
-        guard !text.utf8.contains(0) else { throw .invalidPath(path: raw, reason: "it contains a NUL byte") }
-        let parts = text.split(separator: "/", omittingEmptySubsequences: true)
-        for part in parts where part.utf8.count > 255 {
-            throw .invalidPath(path: raw, reason: "a component is longer than 255 bytes")
+        if text.isAbsolutePath {
+            let parts = text.pathComponents
+            guard let name = parts.last else {
+                throw .invalidPath(path: raw, reason: "it names a folder (the root or one inside it), not a file")
+            }
+            let folder = "/" + parts.dropLast().joined(separator: "/")
+            guard !text.utf8.contains(0), let physical = PhysicalPath.of(folder),
+                let inside = (physical + "/" + name).pathBelow(root)
+            else { throw .pathRefused(.outsideRoot(path: raw)) }
+            text = inside
         }
-        guard let name = parts.last, name != ".", name != ".." else {
-            throw .invalidPath(path: raw, reason: "it names a folder (the root or one inside it), not a file")
+        do {
+            return try resolver.resolve(text).key
+        } catch {
+            throw WorkspaceError(error)
         }
-        let isAbsolute = text.hasPrefix("/")
-        let folder = (isAbsolute ? "" : root) + "/" + parts.dropLast().joined(separator: "/")
-        guard let physical = PhysicalPath.of(folder) else {
-            throw .invalidPath(path: raw, reason: "its folder cannot be resolved")
-        }
-        let inside: String
-        if physical == root {
-            inside = String(name)
-        } else if physical.hasPrefix(rootPrefix) {
-            inside = String(physical.dropFirst(rootPrefix.count)) + "/" + name
-        } else if parts.contains("..") {
-            throw .invalidPath(path: raw, reason: "`..` leads outside the root")
-        } else if isAbsolute && PhysicalPath.of(text) == text {
-            throw .invalidPath(path: raw, reason: "it is outside the root \(root)")
-        } else {
-            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(physical)/\(name)) through a symbolic link")
-        }
-        let path = inside
-        if path.split(separator: "/").contains(".git") {
-            throw .invalidPath(path: raw, reason: "files inside .git/ are git's own")
-        }
-        if let state = configuration.stateDirectoryInsideRoot, KnownFiles.isSame(path, orBelow: state) {
-            throw .invalidPath(path: raw, reason: "it is inside the agent's state directory")
-        }
-        if buffers[path] != nil { return path }
-        // The file itself may be a link out; every save checks again (AtomicWriter).
-        if let target = PhysicalPath.of(root + "/" + path), !target.hasPrefix(rootPrefix) {
-            throw .invalidPath(path: raw, reason: "it leads outside the root (to \(target)) through a symbolic link")
-        }
-        return path
     }
+
+    /// The resolver every path a client names goes through.
+    var resolver: PathResolver { context.writer.resolver }
 }

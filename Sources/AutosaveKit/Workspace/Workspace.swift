@@ -52,8 +52,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         self.context = BufferContext(
             root: configuration.root, configuration: settings,
             writer: AtomicWriter(
-                root: configuration.root, fsync: settings.write.fsync, hardLinks: settings.write.hardLinks,
-                ownWrites: ownWrites, faults: faults),
+                resolver: PathResolver(root: configuration.root, stateDirectory: configuration.stateDirectoryInsideRoot),
+                fsync: settings.write.fsync, hardLinks: settings.write.hardLinks, ownWrites: ownWrites, faults: faults),
             copies: ConflictCopies(
                 stateDirectory: configuration.stateDirectory, maxCopiesPerFile: settings.conflicts.maxCopiesPerFile,
                 fsync: settings.write.fsync),
@@ -320,12 +320,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// How many conflict copies the state directory holds.
     public nonisolated func conflictCopyCount() -> Int {
-        let directory = configuration.stateDirectory + "/conflicts"
-        let all = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
-        return all.filter { name in
-            var status = stat()
-            return lstat(directory + "/" + name, &status) == 0 && (status.st_mode & S_IFMT) != S_IFDIR
-        }.count
+        AgentFolderTree.files(below: configuration.stateDirectory + "/conflicts").count
     }
 
     /// What the watcher knows: directories, watches, files, and unwatched directories.

@@ -5,8 +5,10 @@ import SystemPackage
 /// Saves a buffer to disk so that a reader sees the old file or the new one, never a mix, and a
 /// crash loses neither — and never over an edit the buffer has not seen.
 ///
-/// The recipe: resolve symlinks and refuse targets outside the root; write a
-/// temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
+/// The recipe: resolve the path beneath the root with `PathResolver` (a link is followed only
+/// while it stays inside and out of `.git/` and the state directory), and work in the folder's
+/// descriptor it hands back, so nothing renamed over a folder's path meanwhile redirects the
+/// save; write a temp file `.<name>.autosave-<random>.tmp` beside the target (`O_EXCL|O_NOFOLLOW`, mode 0600);
 /// restore the old owner, `user.*` attributes and access ACL, then mode (a change of owner clears
 /// setuid and setgid); `fsync`; check that the file on disk is still the version the buffer was
 /// based on (compare-and-swap); `renameat2` (`RENAME_EXCHANGE` over an existing file,
@@ -14,7 +16,10 @@ import SystemPackage
 /// file with several hard links is written in place under the `preserve` policy, and so is one
 /// whose owner or attributes cannot be given to a new file.
 public struct AtomicWriter: Sendable {
-    public let root: String
+    /// Where paths lead, and which may be written.
+    public let resolver: PathResolver
+    /// The folder paths are relative to.
+    public var root: String { resolver.root }
     public let fsync: Bool
     public let hardLinks: HardLinkPolicy
     public let ownWrites: OwnWrites
@@ -23,10 +28,16 @@ public struct AtomicWriter: Sendable {
     /// Where tests step in; none in the agent.
     let faults: FaultPoints
 
-    /// A writer for files below `root`; `fsync` false skips the flushes (for tests and scratch
-    /// trees: a crash may then lose the newest save), `hardLinks` says how a linked file is saved.
+    /// A writer for files below `root` (`.git/` out of bounds); `fsync` false skips the flushes
+    /// (for tests and scratch trees: a crash may then lose the newest save), `hardLinks` says how
+    /// a linked file is saved.
     public init(root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites()) {
-        self.init(root: root, fsync: fsync, hardLinks: hardLinks, ownWrites: ownWrites, faults: FaultPoints())
+        self.init(resolver: PathResolver(root: root, stateDirectory: nil), fsync: fsync, hardLinks: hardLinks, ownWrites: ownWrites)
+    }
+
+    /// A writer for the files `resolver` lets through.
+    public init(resolver: PathResolver, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites()) {
+        self.init(resolver: resolver, fsync: fsync, hardLinks: hardLinks, ownWrites: ownWrites, faults: FaultPoints())
     }
 
     /// A writer whose saves pass through `faults`, for tests.
@@ -34,8 +45,18 @@ public struct AtomicWriter: Sendable {
         root: String, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
         faults: FaultPoints
     ) {
+        self.init(
+            resolver: PathResolver(root: root, stateDirectory: nil), fsync: fsync, hardLinks: hardLinks, ownWrites: ownWrites,
+            faults: faults)
+    }
+
+    /// A writer for the files `resolver` lets through, whose saves pass through `faults`, for tests.
+    @_spi(Testing) public init(
+        resolver: PathResolver, fsync: Bool = true, hardLinks: HardLinkPolicy = .preserve, ownWrites: OwnWrites = OwnWrites(),
+        faults: FaultPoints
+    ) {
         self.faults = faults
-        self.root = root
+        self.resolver = resolver
         self.fsync = fsync
         self.hardLinks = hardLinks
         self.ownWrites = ownWrites
@@ -48,7 +69,8 @@ public struct AtomicWriter: Sendable {
     ///   believes the file does not exist.
     /// - Returns: the fingerprint of the file now on disk.
     /// - Throws: `WriteError.changedOnDisk` when the compare-and-swap fails (nothing written),
-    ///   `.outsideRoot`, `.notARegularFile`, or `.system` with the errno; no temp file is left.
+    ///   `.refused` (the path leads out of bounds), `.notARegularFile`, or `.system` with the
+    ///   errno; no temp file is left.
     public func write(_ bytes: [UInt8], to path: String, expecting expected: Fingerprint?) throws(WriteError) -> Fingerprint {
         let commit = try self.commit(bytes, to: path, expecting: expected)
         commit.displaced?.remove()
@@ -73,10 +95,8 @@ public struct AtomicWriter: Sendable {
     public func commit(
         _ bytes: [UInt8], to path: String, expecting expected: Fingerprint?, heldOpen: HeldOpen = .writeInPlace
     ) throws(WriteError) -> Commit {
-        let target = try resolve(path)
-        let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
-        defer { close(directory) }
+        let target = try locate(path)
+        let directory = target.folder
         let current = Fingerprint.of(target.name, in: directory)
         if let current, !current.isRegularFile { throw .notARegularFile(path: path) }
         // Asked before the compare: a writer half way through has changed the file, and what it
@@ -101,14 +121,12 @@ public struct AtomicWriter: Sendable {
     ///
     /// - Throws: `WriteError.changedOnDisk` when it changed or vanished meanwhile, or `.system`.
     public func remove(_ path: String, expecting expected: Fingerprint) throws(WriteError) {
-        let target = try resolve(path)
-        let directory = open(target.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw .system(path: path, operation: "open directory", Errno(rawValue: errno)) }
-        defer { close(directory) }
+        let target = try locate(path)
+        let directory = target.folder
         guard Fingerprint.of(target.name, in: directory) == expected else { throw .changedOnDisk(path: path) }
-        ownWrites.recordRemoval(target.displayPath)
+        ownWrites.recordRemoval(target.path)
         guard unlinkat(directory, target.name, 0) == 0 else {
-            ownWrites.forget(target.displayPath)
+            ownWrites.forget(target.path)
             throw .system(path: path, operation: "unlink", Errno(rawValue: errno))
         }
         if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
@@ -117,7 +135,7 @@ public struct AtomicWriter: Sendable {
     // MARK: - The two ways of writing
 
     private func replace(
-        _ bytes: [UInt8], path: String, target: Target, directory: CInt, current: Fingerprint?
+        _ bytes: [UInt8], path: String, target: Location, directory: CInt, current: Fingerprint?
     ) throws(WriteError) -> Commit {
         let temp = faults.tempName?(target.name) ?? Self.tempName(for: target.name)
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -160,10 +178,10 @@ public struct AtomicWriter: Sendable {
         close(fd)
         isOpen = false
         faults.beforeCommit?(path)
-        ownWrites.record(target.displayPath, written)
+        ownWrites.record(target.path, written)
         // Compare-and-swap: the last look at the target before it is replaced.
         guard Fingerprint.of(target.name, in: directory) == current else {
-            ownWrites.forget(target.displayPath)
+            ownWrites.forget(target.path)
             throw .changedOnDisk(path: path)
         }
         // An existing file is swapped with the temp rather than renamed over: someone may replace
@@ -183,7 +201,7 @@ public struct AtomicWriter: Sendable {
         }
         guard renamed == 0 else {
             let code = Errno(rawValue: errno)
-            ownWrites.forget(target.displayPath)
+            ownWrites.forget(target.path)
             if code == .fileExists { throw .changedOnDisk(path: path) }
             throw .system(path: path, operation: "rename", code)
         }
@@ -191,7 +209,7 @@ public struct AtomicWriter: Sendable {
             // The swap displaced a version written after the check: give it its name back and
             // let the buffer merge with it. Ours is still in the buffer.
             committed = true
-            ownWrites.forget(target.displayPath)
+            ownWrites.forget(target.path)
             if CAutosaveShims_renameExchange(directory, temp, directory, target.name) == 0,
                 Fingerprint.of(temp, in: directory) == written
             {
@@ -215,7 +233,7 @@ public struct AtomicWriter: Sendable {
     /// Overwrites the file's own inode (several hard links, or an owner or extended attributes we
     /// cannot give a new file).
     private func writeInPlace(
-        _ bytes: [UInt8], path: String, target: Target, directory: CInt, expected: Fingerprint
+        _ bytes: [UInt8], path: String, target: Location, directory: CInt, expected: Fingerprint
     ) throws(WriteError) -> Fingerprint {
         let fd = openat(directory, target.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw .system(path: path, operation: "open", Errno(rawValue: errno)) }
@@ -225,7 +243,7 @@ public struct AtomicWriter: Sendable {
         guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .system(path: path, operation: "truncate", Errno(rawValue: errno)) }
         if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
         guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat", Errno(rawValue: errno)) }
-        ownWrites.record(target.displayPath, written)
+        ownWrites.record(target.path, written)
         return written
     }
 
@@ -243,60 +261,17 @@ public struct AtomicWriter: Sendable {
 
     // MARK: - Paths
 
-    /// Where a relative path really leads: its directory and name after resolving symlinks.
-    struct Target {
-        var directory: String
-        var name: String
-        /// The path relative to the root that will change (the symlink's target for a link).
-        var displayPath: String
-    }
-
-    func resolve(_ path: String) throws(WriteError) -> Target {
-        let absolute = root + "/" + path
-        var resolved = absolute
-        if let real = realpath(absolute, nil) {
-            resolved = String(cString: real)
-            free(real)
-        } else {
-            // A file that does not exist yet: resolve its directory, keep its name. A symlink to
-            // nothing leads where the kernel would create the file (`echo x > link` does): its
-            // target, taken relative to the link's own folder, through a chain of such links.
-            var candidate = absolute
-            for _ in 0..<Self.symlinkHopLimit {
-                guard let slash = candidate.lastIndex(of: "/") else { throw .outsideRoot(path: path, target: candidate) }
-                let parent = String(candidate[..<slash])
-                let name = String(candidate[candidate.index(after: slash)...])
-                guard let real = realpath(parent.isEmpty ? "/" : parent, nil) else {
-                    throw .system(path: path, operation: "resolve directory", Errno(rawValue: errno))
-                }
-                let folder = String(cString: real)
-                free(real)
-                resolved = folder + "/" + name
-                guard let status = Fingerprint.of(resolved), status.isSymbolicLink else { break }
-                guard let target = Self.linkTarget(resolved) else {
-                    throw .system(path: path, operation: "resolve symlink", Errno(rawValue: errno))
-                }
-                candidate = target.hasPrefix("/") ? target : folder + "/" + target
-                resolved = ""
-            }
-            if resolved.isEmpty { throw .system(path: path, operation: "resolve symlink", .tooManySymbolicLinkLevels) }
+    /// Where `path` leads, its folder open: refused when it leads out of bounds, a missing
+    /// folder reported as `ENOENT` (nowhere to land).
+    ///
+    /// - Throws: `WriteError.refused`, or `.system` naming the missing folder.
+    public func locate(_ path: String) throws(WriteError) -> Location {
+        let resolution: PathResolver.Resolution
+        do { resolution = try resolver.resolve(path) } catch { throw WriteError(error) }
+        guard let location = resolution.location else {
+            throw .system(path: path, operation: "open folder \(resolution.missingFolder ?? "")", .noSuchFileOrDirectory)
         }
-        guard resolved.hasPrefix(root + "/") else { throw .outsideRoot(path: path, target: resolved) }
-        let slash = resolved.lastIndex(of: "/")!
-        return Target(
-            directory: String(resolved[..<slash]), name: String(resolved[resolved.index(after: slash)...]),
-            displayPath: String(resolved.dropFirst(root.count + 1)))
-    }
-
-    /// As many links as the kernel follows in one path (`MAXSYMLINKS`) before `ELOOP`.
-    static var symlinkHopLimit: Int { 40 }
-
-    /// What the symbolic link at `path` holds; nil (errno set) when it cannot be read.
-    static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return location
     }
 
     /// `.<name>.autosave-<random>.tmp`: reserved for the agent and ignored by its watcher.

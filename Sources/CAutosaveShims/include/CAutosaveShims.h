@@ -46,6 +46,11 @@ long CAutosaveShims_getAttribute(const char *_Nonnull path, const char *_Nonnull
 /// `fsetxattr`: sets one attribute on an open file, creating or replacing it.
 int CAutosaveShims_setAttribute(int fd, const char *_Nonnull name, const void *_Nullable value, size_t size);
 
+/// `openat2(directory, path, {flags, resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS})`: opens `path` below `directory` only if no step of it is a symbolic
+/// link and none climbs above `directory` (ELOOP, EXDEV otherwise); ENOSYS before Linux 5.6.
+int CAutosaveShims_openBeneath(int directory, const char *_Nonnull path, int flags);
+
 /// The layout of Linux's `struct ucred` (what `SO_PEERCRED` returns). Declared here rather than
 /// taken from <sys/socket.h>: that header under _GNU_SOURCE clashes with Glibc's Swift module.
 typedef struct {
