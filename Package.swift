@@ -55,6 +55,7 @@ let package = Package(
             name: "AutosaveControl",
             dependencies: [
                 "AutosaveKit",
+                "ByteNames",
                 "CAutosaveShims",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -66,6 +67,7 @@ let package = Package(
             name: "AutosaveMCP",
             dependencies: [
                 "AutosaveKit",
+                "ByteNames",
                 "AutosaveControl",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -74,6 +76,7 @@ let package = Package(
             name: "autosave",
             dependencies: [
                 "AutosaveKit",
+                "ByteNames",
                 "AutosaveControl",
                 "AutosaveMCP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -86,6 +89,7 @@ let package = Package(
             name: "AutosaveTestKit",
             dependencies: [
                 "AutosaveKit",
+                "ByteNames",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -98,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "AutosaveKitTests",
             dependencies: [
-                "AutosaveKit", "AutosaveTestKit", "Inotify",
+                "AutosaveKit", "AutosaveTestKit", "ByteNames", "Inotify",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -1,5 +1,6 @@
 import AutosaveControl
 import AutosaveKit
+import ByteNames
 import FoundationEssentials
 import Glibc
 
@@ -18,7 +19,7 @@ actor CodingAgentSession {
 
     let socketPath: String
     let changes = ChangeLog()
-    private var views: [String: View] = [:]
+    private var views: PathMap<View> = [:]
     private var follower: Task<Void, Never>?
 
     init(socketPath: String) { self.socketPath = socketPath }

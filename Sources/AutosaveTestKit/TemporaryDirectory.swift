@@ -67,7 +67,7 @@ public final class TemporaryDirectory: Sendable {
 
     /// Renames within (or out of) the directory with `rename(2)`.
     public func rename(_ from: String, _ to: String) throws {
-        guard Foundation.rename(url(from), to.hasPrefix("/") ? to : url(to)) == 0 else {
+        guard Foundation.rename(url(from), to.utf8.first == UInt8(ascii: "/") ? to : url(to)) == 0 else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
     }

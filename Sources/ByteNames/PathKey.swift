@@ -61,6 +61,17 @@ extension StringProtocol {
         utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The path split at its last `/` byte: `a/b/c` → (`a/b`, `c`), `c` → (``, `c`), `/c` → (`/`, `c`).
+    public var folderAndName: (folder: String, name: String) {
+        let bytes = String(self).utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
+        let folder = bytes[..<slash]
+        return (
+            folder.isEmpty ? "/" : String(decoding: folder, as: UTF8.self),
+            String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self)
+        )
+    }
+
     /// Whether the path starts at `/` (its first byte), as the kernel reads it.
     public var isAbsolutePath: Bool { utf8.first == UInt8(ascii: "/") }
 }

@@ -1,9 +1,16 @@
 /// A dictionary keyed by paths compared byte for byte (`PathKey`), read and written with plain
 /// `String` paths: NFC and NFD spellings of a name are two entries, as they are two files.
-public struct PathMap<Value>: Sequence {
+public struct PathMap<Value>: Sequence, ExpressibleByDictionaryLiteral {
+    /// The entries, keyed by bytes.
     public private(set) var storage: [PathKey: Value] = [:]
 
+    /// An empty map.
     public init() {}
+
+    /// A map of `entries`; a later spelling of the same bytes replaces an earlier one.
+    public init(dictionaryLiteral entries: (String, Value)...) {
+        for (path, value) in entries { storage[PathKey(path)] = value }
+    }
 
     public subscript(path: String) -> Value? {
         get { storage[PathKey(path)] }
@@ -24,6 +31,29 @@ public struct PathMap<Value>: Sequence {
     public mutating func removeValue(forKey path: String) -> Value? { storage.removeValue(forKey: PathKey(path)) }
 
     public mutating func removeAll() { storage.removeAll() }
+
+    /// Takes in `other`'s entries; `combine` picks the value where both have one.
+    public mutating func merge(_ other: PathMap<Value>, uniquingKeysWith combine: (Value, Value) -> Value) {
+        storage.merge(other.storage, uniquingKeysWith: combine)
+    }
+
+    /// The entries whose value passes `isIncluded`.
+    public func filter(_ isIncluded: (Value) -> Bool) -> PathMap<Value> {
+        var result = PathMap<Value>()
+        result.storage = storage.filter { isIncluded($0.value) }
+        return result
+    }
+
+    /// The same entries with each path and value transformed; a later spelling of the same
+    /// bytes replaces an earlier one.
+    public func map<NewValue>(_ transform: (String, Value) -> (String, NewValue)) -> PathMap<NewValue> {
+        var result = PathMap<NewValue>()
+        for (key, value) in storage {
+            let (path, mapped) = transform(key.text, value)
+            result[path] = mapped
+        }
+        return result
+    }
 
     public mutating func reserveCapacity(_ count: Int) { storage.reserveCapacity(count) }
 
@@ -46,6 +76,8 @@ public struct PathMap<Value>: Sequence {
 
 extension PathMap: Sendable where Value: Sendable {}
 
+extension PathMap: Equatable where Value: Equatable {}
+
 /// A set of paths compared byte for byte (`PathKey`).
 public struct PathSet: Sequence, Sendable, Equatable, ExpressibleByArrayLiteral {
     public private(set) var storage: Set<PathKey> = []
@@ -65,6 +97,9 @@ public struct PathSet: Sequence, Sendable, Equatable, ExpressibleByArrayLiteral 
     public mutating func remove(_ path: String) -> Bool { storage.remove(PathKey(path)) != nil }
 
     public mutating func removeAll() { storage.removeAll() }
+
+    /// Adds every path of `other`.
+    public mutating func formUnion(_ other: PathSet) { storage.formUnion(other.storage) }
 
     public var count: Int { storage.count }
 

@@ -1,3 +1,4 @@
+import ByteNames
 import CInotifyTools
 import Glibc
 import SystemPackage
@@ -85,7 +86,7 @@ enum DirectoryListing {
             // client can name it, and known by its repaired spelling, it was reported removed
             // the first time it was written.
             guard let name = entry.validString else { return }
-            if !isDirectory, name == filter.privateMarker { contents.hasPrivateMarker = true }
+            if !isDirectory, let marker = filter.privateMarker, name.isSameName(as: marker) { contents.hasPrivateMarker = true }
             if filter.isIgnored(name, isDirectory: isDirectory) {
                 if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
             } else if isDirectory {

@@ -1,3 +1,5 @@
+import ByteNames
+
 /// One directory of the watched tree, as the watcher knows it.
 ///
 /// Nodes are linked by parent and name rather than keyed by path, so renaming a directory is
@@ -5,7 +7,7 @@
 final class DirectoryNode {
     var name: String
     weak var parent: DirectoryNode?
-    var children: [String: DirectoryNode] = [:]
+    var children: PathMap<DirectoryNode> = [:]
     /// The kernel watch on this directory; nil when it could not be watched.
     var wd: Int32?
 

@@ -1,3 +1,4 @@
+import ByteNames
 import Dispatch
 import Glibc
 import Synchronization
@@ -94,7 +95,7 @@ public final class DirectoryWatcher: Sendable {
         isLeftover: @escaping @Sendable (String) -> Bool, privateMarker: String?, events: AsyncStream<WatchEvent>,
         sink: WatchEventSink, probeBatch: Int = TreeSession.probeBatch
     ) {
-        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.root = root.utf8.count > 1 && root.utf8.last == UInt8(ascii: "/") ? String(decoding: root.utf8.dropLast(), as: UTF8.self) : root
         self.events = events
         self.mailbox = Mailbox(
             root: self.root, cookieDirectory: cookieDirectory ?? PrivateCookies.nextDirectory(),
@@ -174,7 +175,7 @@ public final class DirectoryWatcher: Sendable {
 
     static func makeDirectories(_ path: String) throws(InotifyError) {
         var partial = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+        for component in path.pathComponents {
             partial += "/" + component
             if mkdir(partial, 0o700) != 0 && errno != EEXIST {
                 throw .controlDirectoryFailed(path: path, Errno(rawValue: errno))
@@ -249,14 +250,9 @@ final class Mailbox: Sendable {
             screen?.admit(first: first, last: last)
         }
         self.fileScreen = screen
-        let prefix = root == "/" ? "/" : root + "/"
-        if cookieDirectory.hasPrefix(prefix), cookieDirectory.count > prefix.count {
-            let relative = cookieDirectory.dropFirst(prefix.count)
-            let slash = relative.lastIndex(of: "/")
-            cookieEntry = (
-                slash.map { String(relative[..<$0]) } ?? "",
-                slash.map { String(relative[relative.index(after: $0)...]) } ?? String(relative)
-            )
+        if let relative = cookieDirectory.pathBelow(root) {
+            let (folder, name) = relative.folderAndName
+            cookieEntry = (folder, name)
         } else {
             cookieEntry = nil
         }
@@ -299,7 +295,7 @@ final class Mailbox: Sendable {
     /// Whether the tree leaves `name` in `directory` out: the rules say so, or it is the
     /// watcher's own cookie directory.
     func ignores(_ name: String, in directory: String, isDirectory: Bool) -> Bool {
-        if isDirectory, let cookieEntry, name == cookieEntry.name, directory == cookieEntry.directory { return true }
+        if isDirectory, let cookieEntry, name.isSameName(as: cookieEntry.name), directory.isSameName(as: cookieEntry.directory) { return true }
         return isIgnored(directory, name, isDirectory)
     }
 
@@ -351,7 +347,7 @@ enum PrivateCookies {
         state.withLock { state in
             if state.base == nil {
                 let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
-                let parent = runtime.flatMap { $0.hasPrefix("/") && access($0, W_OK) == 0 ? $0 : nil } ?? "/tmp"
+                let parent = runtime.flatMap { $0.isAbsolutePath && access($0, W_OK) == 0 ? $0 : nil } ?? "/tmp"
                 removeLeftovers(in: parent)
                 var template = Array((parent + "/autosave-cookies-\(getpid())-XXXXXX").utf8CString)
                 state.base = template.withUnsafeMutableBufferPointer { buffer in
@@ -368,7 +364,7 @@ enum PrivateCookies {
     /// for cookies never read, and named with their pid.
     private static func removeLeftovers(in parent: String) {
         guard let listing = try? DirectoryListing.entries(of: parent, statFiles: false) else { return }
-        for entry in listing where entry.isDirectory && entry.name.hasPrefix("autosave-cookies-") {
+        for entry in listing where entry.isDirectory && entry.name.hasBytePrefix("autosave-cookies-") {
             let fields = entry.name.dropFirst("autosave-cookies-".count).split(separator: "-")
             guard fields.count == 2, let pid = pid_t(fields[0]), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let base = parent + "/" + entry.name
@@ -386,7 +382,7 @@ enum PrivateCookies {
     /// Removes the per-process folder once its last watcher is gone.
     static func removeBaseIfEmpty(after directory: String) {
         state.withLock { state in
-            guard let base = state.base, directory.hasPrefix(base + "/") else { return }
+            guard let base = state.base, directory.pathBelow(base) != nil else { return }
             state.live -= 1
             guard state.live <= 0 else { return }
             if rmdir(base) == 0 || errno == ENOENT { state.base = nil }

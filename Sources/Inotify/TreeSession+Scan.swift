@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 
 extension TreeSession {
@@ -134,7 +135,7 @@ extension TreeSession {
         }
         listings.append(DirectoryScan.Listing(directory: path, names: contents.files, changeTimes: contents.changeTimes))
         if node.children.count > contents.directories.count {
-            let seen = Set(contents.directories)
+            let seen = PathSet(contents.directories)
             for (name, child) in node.children where !seen.contains(name) {
                 dropSubtree(child)
             }

@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 import SystemPackage
 
@@ -87,7 +88,7 @@ final class TreeSession {
         {
             emit(.controlDirectoryLost(path: own))
         }
-        if !event.isDirectory, node !== tree, event.name == mailbox.privateMarker,
+        if !event.isDirectory, node !== tree, let marker = mailbox.privateMarker, event.name.isSameName(as: marker),
             event.has(IN_CREATE) || event.has(IN_MOVED_TO)
         {
             dropPrivate(node)

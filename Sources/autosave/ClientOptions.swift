@@ -1,6 +1,7 @@
 import ArgumentParser
 import AutosaveControl
 import AutosaveKit
+import ByteNames
 import FoundationEssentials
 import Glibc
 
@@ -64,7 +65,7 @@ struct ClientOptions: ParsableArguments {
     /// own folder). Foundation's `standardizingPath` resolved a relative link against the current
     /// directory instead, and sent writes to the wrong file.
     static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        path.isAbsolutePath ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 }
 

@@ -1,5 +1,6 @@
 @testable import AutosaveKit
 import AutosaveTestKit
+import ByteNames
 import Inotify
 import Testing
 

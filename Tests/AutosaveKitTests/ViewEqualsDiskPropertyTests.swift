@@ -1,5 +1,6 @@
 @testable import AutosaveKit
 import AutosaveTestKit
+import ByteNames
 import Foundation
 import PropertyBased
 import Testing
@@ -335,7 +336,7 @@ final class TreeScenario: @unchecked Sendable {
         let context = "\(label) — after op \(code)"
         let onDisk = treeFiles()
         let known = await harness.workspace.knownFiles()
-        #expect(known == onDisk, "\(context): the watcher knows \(known.sorted()), the tree holds \(onDisk.sorted())")
+        #expect(known == PathSet(onDisk), "\(context): the watcher knows \(known.sorted), the tree holds \(onDisk.sorted())")
         let pending = await harness.workspace.watcherStatus().pendingChanges
         #expect(pending == 0, "\(context): \(pending) names still pending")
         let statuses = await harness.workspace.status()

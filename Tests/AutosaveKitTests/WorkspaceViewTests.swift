@@ -1,5 +1,6 @@
 @testable import AutosaveKit
 import AutosaveTestKit
+import ByteNames
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// their files went. Each test pins a case that went wrong before.
 @Suite struct WorkspaceViewTests {
     func expectViewEqualsDisk(_ harness: WorkspaceHarness, _ files: Set<String>) async {
-        #expect(await harness.workspace.knownFiles() == files)
+        #expect(await harness.workspace.knownFiles() == PathSet(files))
         #expect(await harness.workspace.watcherStatus().pendingChanges == 0)
     }
 

@@ -1,3 +1,4 @@
+import ByteNames
 import Logging
 import Synchronization
 
@@ -18,7 +19,7 @@ struct BufferContext<C: Clock>: Sendable where C.Duration == Duration {
 
     /// An absolute path as the log shows it: relative when it lies inside the root.
     func shown(_ absolute: String) -> String {
-        absolute.hasPrefix(root + "/") ? String(absolute.dropFirst(root.count + 1)) : absolute
+        absolute.pathBelow(root) ?? absolute
     }
 }
 

@@ -1,3 +1,5 @@
+import ByteNames
+
 /// The order in which the final flush saves its dirty buffers.
 ///
 /// A save takes its directory's lock three times (create the temp, rename, remove the old
@@ -8,12 +10,11 @@
 enum FlushOrder {
     /// Every path once, one directory after another in turn, each directory's paths sorted.
     static func interleavingDirectories(_ paths: [String]) -> [String] {
-        var byDirectory: [Substring: [String]] = [:]
+        var byDirectory: PathMap<[String]> = [:]
         for path in paths {
-            let directory = path.lastIndex(of: "/").map { path[..<$0] } ?? ""
-            byDirectory[directory, default: []].append(path)
+            byDirectory[path.pathComponents.dropLast().joined(separator: "/"), default: []].append(path)
         }
-        let queues = byDirectory.keys.sorted().map { byDirectory[$0]!.sorted() }
+        let queues = byDirectory.sortedKeys.map { byDirectory[$0]!.sorted() }
         var result: [String] = []
         result.reserveCapacity(paths.count)
         var depth = 0

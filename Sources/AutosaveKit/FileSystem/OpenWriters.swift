@@ -1,3 +1,4 @@
+import ByteNames
 import CAutosaveShims
 import Glibc
 
@@ -44,12 +45,12 @@ public enum OpenWriters {
 
     /// `isHeld` for an absolute path.
     public static func isHeld(_ absolutePath: String) -> Bool {
-        guard let slash = absolutePath.lastIndex(of: "/") else { return false }
-        let folder = slash == absolutePath.startIndex ? "/" : String(absolutePath[..<slash])
+        guard absolutePath.isAbsolutePath else { return false }
+        let (folder, name) = absolutePath.folderAndName
         let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { return false }
         defer { close(directory) }
-        return isHeld(String(absolutePath[absolutePath.index(after: slash)...]), in: directory)
+        return isHeld(name, in: directory)
     }
 
     /// The kernel signals a lease holder (SIGIO, fatal by default) when someone opens the file in

@@ -1,3 +1,4 @@
+import ByteNames
 import Synchronization
 
 /// The agent's own commits and deletions, so the watcher never reports them as external changes.
@@ -10,7 +11,7 @@ import Synchronization
 /// change is reported as usual: provenance first, content settles doubt.
 public final class OwnWrites: Sendable {
     /// The state each path was left in by the agent: a fingerprint, or nil for "deleted".
-    private let expected = Mutex<[String: Fingerprint?]>([:])
+    private let expected = Mutex<PathMap<Fingerprint?>>([:])
 
     public init() {}
 
@@ -48,9 +49,9 @@ public final class OwnWrites: Sendable {
     /// Moves expectations below a renamed directory.
     public func moveDirectory(from: String, to: String) {
         expected.withLock { table in
-            for (path, state) in table where path == from || path.hasPrefix(from + "/") {
+            for (path, state) in table where path.isPath(inside: from) {
                 table[path] = nil
-                table[to + path.dropFirst(from.count)] = state
+                table[to + String(decoding: path.utf8.dropFirst(from.utf8.count), as: UTF8.self)] = state
             }
         }
     }

@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 
 /// The file a clean buffer's first edit was made on, as the buffer knew it: what the journal may
@@ -25,7 +26,7 @@ public struct EditedBase: Sendable, Equatable {
 struct BasePins {
     let directory: String
     /// The pin each path's chain stands on.
-    private var pinned: [String: String] = [:]
+    private var pinned: PathMap<String> = [:]
     /// Pins whose chain ended, to remove once the journal is durable through `sequence`.
     private var released: [(sequence: Int, file: String)] = []
 

@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -152,7 +153,7 @@ extension EditJournal {
         // moved onto another's path, counts its revisions from 0 again, and what it wrote later
         // is newer whatever its number. (The journal never writes a buffer's older revision
         // after a newer one.)
-        var latest: [String: JournalRecord] = [:]
+        var latest: PathMap<JournalRecord> = [:]
         var broken: [BrokenChain] = []
         for record in records {
             switch record.kind {
@@ -160,11 +161,11 @@ extension EditJournal {
                 // Written once nothing after it builds on what it covers: all of that is obsolete,
                 // a broken chain included (its pin may be gone, its edits are on disk).
                 if let current = latest[record.path], current.revision <= record.revision { latest[record.path] = nil }
-                broken.removeAll { $0.path == record.path && $0.revision <= record.revision }
+                broken.removeAll { $0.path.isSameName(as: record.path) && $0.revision <= record.revision }
             case .write, .delete:
                 // A whole record after a broken one (the buffer's text, once the file it stood on
                 // changed) makes it obsolete: nothing was lost there.
-                broken.removeAll { $0.path == record.path }
+                broken.removeAll { $0.path.isSameName(as: record.path) }
                 latest[record.path] = record
             case .baseEdits:
                 guard let digest = record.baseDigest, let bytes = pinnedBase(record.path, digest), ContentDigest.of(bytes) == digest else {
@@ -201,6 +202,6 @@ extension EditJournal {
                     baseDigest: record.baseDigest)
             }
         }
-        return (latest.values.sorted { $0.path < $1.path }, broken)
+        return (latest.sortedKeys.compactMap { latest[$0] }, broken)
     }
 }

@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -47,11 +48,11 @@ public actor EditJournal {
     private var file: FileDescriptor
     private var size: Int
     /// The newest unsaved record per path; what a rewrite keeps.
-    private var live: [String: JournalRecord] = [:]
+    private var live: PathMap<JournalRecord> = [:]
     private var liveBytes = 0
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
-    private var chainBytes: [String: Int] = [:]
+    private var chainBytes: PathMap<Int> = [:]
     /// The files chains of edits stand on (in `bases/`).
     private var pins: BasePins
 
@@ -313,7 +314,7 @@ public actor EditJournal {
 
     private func rewrite() throws(JournalError) {
         var bytes = JournalFormat.header()
-        for key in live.keys.sorted() { bytes += JournalFormat.encode(live[key]!) }
+        for key in live.sortedKeys { bytes += JournalFormat.encode(live[key]!) }
         let fresh = try Self.replaceFile(at: path, in: directory, with: bytes)
         try? file.close()
         file = fresh

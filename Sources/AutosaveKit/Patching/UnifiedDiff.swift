@@ -1,3 +1,5 @@
+import ByteNames
+
 /// A unified diff (`git diff`, `diff -u`, or what a coding agent writes), read into the changes
 /// it makes to each file.
 public struct UnifiedDiff: Sendable, Equatable {
@@ -149,10 +151,14 @@ public struct UnifiedDiff: Sendable, Equatable {
 
     /// A `---`/`+++` path: nil for `/dev/null`; without a tab and what follows (diff -u's
     /// timestamp) and without git's prefix.
+    /// Read as bytes: the name is the file's, and `\t` or `/` followed by a combining mark is
+    /// one `Character` to Swift but two bytes to the file system.
     private static func path(_ raw: Substring, prefix: String) -> String? {
-        let path = raw.prefix { $0 != "\t" }.trimmingTrailingSpaces()
-        if path == "/dev/null" { return nil }
-        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : String(path)
+        var bytes = raw.utf8.prefix { $0 != UInt8(ascii: "\t") }
+        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
+        let path = String(decoding: bytes, as: UTF8.self)
+        if path.isSameName(as: "/dev/null") { return nil }
+        return path.hasBytePrefix(prefix) ? String(decoding: bytes.dropFirst(prefix.utf8.count), as: UTF8.self) : path
     }
 
     /// `@@ -a[,b] +c[,d] @@…` → (a, b, d); an absent count is 1.
@@ -168,13 +174,5 @@ public struct UnifiedDiff: Sendable, Equatable {
         }
         guard let old = range(parts[1]), let new = range(parts[2]) else { return nil }
         return (old.0, old.1, new.1)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingTrailingSpaces() -> Substring {
-        var text = self
-        while text.last == " " || text.last == "\r" { text = text.dropLast() }
-        return text
     }
 }

@@ -1,3 +1,4 @@
+import ByteNames
 import HeapModule
 import Inotify
 
@@ -29,12 +30,12 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         public var names: [String]
         /// For each name whose content did not stay put: where it came from. A name not listed
         /// holds what it held (perhaps modified).
-        public var origins: [String: Origin]
+        public var origins: PathMap<Origin>
         /// Names that had no event, only a look asked for (`touch`): whether they exist is news,
         /// their content is not.
-        public var unchanged: Set<String>
+        public var unchanged: PathSet
 
-        public init(names: [String], origins: [String: Origin] = [:], unchanged: Set<String> = []) {
+        public init(names: [String], origins: PathMap<Origin> = [:], unchanged: PathSet = []) {
             self.names = names
             self.origins = origins
             self.unchanged = unchanged
@@ -60,8 +61,8 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
 
     /// Names linked by renames, and where their content came from.
     struct Group {
-        var members: Set<String>
-        var origins: [String: Origin] = [:]
+        var members: PathSet
+        var origins: PathMap<Origin> = [:]
     }
 
     /// A deadline as queued; stale once its name's deadline moved on.
@@ -73,7 +74,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
 
     let settle: Duration
     let maxSettle: Duration
-    private(set) var pending: [String: Pending] = [:]
+    private(set) var pending: PathMap<Pending> = [:]
     private var groups: [Int: Group] = [:]
     private var nextGroup = 0
     private var alarms = Heap<Alarm>()
@@ -102,7 +103,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             sources[event.cookie] = (path, origin(of: path))
             setOrigin(.vacated, of: path)
         case .movedTo:
-            if let source = sources.removeValue(forKey: event.cookie), source.path != path {
+            if let source = sources.removeValue(forKey: event.cookie), !source.path.isSameName(as: path) {
                 join(source.path, path)
                 setOrigin(source.origin, of: path)
             } else if let temp = event.renamedFromIgnored, IgnoreRules.isAgentTempName(temp) {
@@ -175,10 +176,10 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
                 push(held, to: pending[held]!.cap)
                 continue
             }
-            let unchanged = Set(group.members.filter { pending[$0]?.hasEvent == false })
+            let unchanged = PathSet(group.members.filter { pending[$0]?.hasEvent == false })
             for member in group.members { pending[member] = nil }
             groups[entry.group] = nil
-            due.append(Burst(names: group.members.sorted(), origins: group.origins, unchanged: unchanged))
+            due.append(Burst(names: group.members.sorted, origins: group.origins, unchanged: unchanged))
         }
         if pending.isEmpty { sources.removeAll() }
         return due.sorted { $0.names[0] < $1.names[0] }
@@ -206,11 +207,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         // Names below `to` were gone before the move could land there (a directory is renamed
         // only over an empty one): the names moving in take their places.
         forget(below: to)
-        pending = Dictionary(uniqueKeysWithValues: pending.map { (moved($0.key), $0.value) })
+        pending = pending.map { (moved($0), $1) }
         for (id, group) in groups {
             groups[id] = Group(
-                members: Set(group.members.map(moved)),
-                origins: Dictionary(uniqueKeysWithValues: group.origins.map { (moved($0.key), moved($0.value)) }))
+                members: PathSet(group.members.map(moved)),
+                origins: group.origins.map { (moved($0), moved($1)) })
         }
         alarms = Heap(alarms.unordered.map { Alarm(deadline: $0.deadline, path: moved($0.path)) })
         sources = sources.mapValues { (moved($0.path), moved($0.origin)) }

@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 import Inotify
 import Logging
@@ -9,14 +10,14 @@ extension FileWatcher {
     /// another (applied to the known files together, so a swap or a chain is one step), then one
     /// change for each other name whose state differs from what was known.
     func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
-        var now: [String: Fingerprint] = [:]
+        var now: PathMap<Fingerprint> = [:]
         for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
         var moves: [(from: String, to: String)] = []
-        var movedSources: Set<String> = []
+        var movedSources = PathSet()
         for name in burst.names {
             // A source saved by the agent inside this very burst is not known yet, and is a file all the same.
-            guard case .name(let source)? = burst.origins[name], source != name, now[name] != nil,
-                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source).inserted
+            guard case .name(let source)? = burst.origins[name], !source.isSameName(as: name), now[name] != nil,
+                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source)
             else { continue }
             moves.append((source, name))
         }
@@ -27,7 +28,7 @@ extension FileWatcher {
             ownWrites.forget(move.from)
             changes.append(FileChange(.moved, move.to, from: move.from))
         }
-        let destinations = Set(moves.map(\.to))
+        let destinations = PathSet(moves.map(\.to))
         for name in burst.names where !destinations.contains(name) {
             guard let change = classify(name, current: now[name]) else { continue }
             if change.kind == .modified || change.isTransient, burst.unchanged.contains(name) { continue }
@@ -65,7 +66,7 @@ extension FileWatcher {
     func rememberReported(_ path: String, _ fingerprint: Fingerprint) {
         if reportedChangeTimes.count >= 4096 {
             let newest = reportedChangeTimes.values.max() ?? 0
-            reportedChangeTimes = reportedChangeTimes.filter { $0.value > newest - 5_000_000_000 }
+            reportedChangeTimes = reportedChangeTimes.filter { $0 > newest - 5_000_000_000 }
             if reportedChangeTimes.count >= 4096 { reportedChangeTimes.removeAll() }
         }
         reportedChangeTimes[path] = fingerprint.changed
@@ -81,7 +82,7 @@ extension FileWatcher {
     func applyRescan(_ scan: DirectoryScan) {
         let threshold = scan.unseenSince.map { $0 - Self.changeTimeMargin }
         var counts: [FileChange.Kind: Int] = [:]
-        var scanned = Set<String>()
+        var scanned = PathSet()
         var changes: [FileChange] = []
         func report(_ change: FileChange) {
             counts[change.kind, default: 0] += 1

@@ -1,3 +1,4 @@
+import ByteNames
 import Inotify
 import Logging
 
@@ -27,9 +28,10 @@ extension FileWatcher {
         case .directoryListed(let path, let files):
             // Whatever settled while the move's event was on its way looked at the disk as it
             // was after the move: what the listing and the known files disagree on gets a look.
-            let listed = Set(files)
-            let knownBelow = Set(known.filesBelow(path))
-            for file in listed.symmetricDifference(knownBelow) { settler.touch(file, at: now) }
+            let listed = PathSet(files)
+            let knownBelow = PathSet(known.filesBelow(path))
+            for file in files where !knownBelow.contains(file) { settler.touch(file, at: now) }
+            for file in knownBelow where !listed.contains(file) { settler.touch(file, at: now) }
         case .directoryIgnored(let path):
             let files = known.removeDirectory(path)
             settler.forget(below: path)

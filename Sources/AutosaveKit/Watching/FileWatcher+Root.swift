@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 
 /// The root itself: whether it is still there, and where it went.
@@ -24,7 +25,7 @@ extension FileWatcher {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/fd/\(rootDescriptor)", &buffer, buffer.count - 1)
         let target = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        guard target.hasPrefix("/"), !target.hasSuffix(" (deleted)"), !isRootRemoved else {
+        guard target.isAbsolutePath, !target.utf8.reversed().starts(with: " (deleted)".utf8.reversed()), !isRootRemoved else {
             reportRootRemoved()
             return
         }

@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 import Inotify
 import Logging
@@ -65,7 +66,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var isStopped = false
     /// The change time of what was reported last per name, so that a rescan after an overflow
     /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
-    var reportedChangeTimes: [String: Int64] = [:]
+    var reportedChangeTimes: PathMap<Int64> = [:]
     /// The root, held open: it says whether the root still exists wherever it is now.
     var rootDescriptor: CInt = -1
 
@@ -248,7 +249,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public var knownFileCount: Int { known.count }
 
     /// Every file the watcher currently knows, relative to the root (tests compare it with the tree).
-    var knownPaths: Set<String> { Set(known.all) }
+    var knownPaths: PathSet { PathSet(known.all) }
 
     // MARK: - Settling
 

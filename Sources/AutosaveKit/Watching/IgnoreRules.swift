@@ -1,3 +1,4 @@
+import ByteNames
 import Inotify
 
 /// Decides which paths of the tree the agent ignores: not watched, not reported, not saved over.
@@ -66,8 +67,8 @@ public struct IgnoreRules: Sendable {
     /// Whether `path` is ignored, itself or through any directory above it.
     public func isExcluded(_ path: String, isDirectory: Bool) -> Bool {
         var directory = ""
-        for component in path.split(separator: "/").dropLast() {
-            if isIgnored(String(component), in: directory, isDirectory: true) { return true }
+        for component in path.pathComponents.dropLast() {
+            if isIgnored(component, in: directory, isDirectory: true) { return true }
             directory = directory.isEmpty ? String(component) : directory + "/" + component
         }
         return isIgnored(path, isDirectory: isDirectory)
@@ -85,7 +86,6 @@ public struct IgnoreRules: Sendable {
     }
 
     private static func split(_ path: String) -> (String, String) {
-        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
-        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+        path.folderAndName
     }
 }

@@ -1,3 +1,4 @@
+import ByteNames
 import Inotify
 
 /// The files the watcher knows to exist, as of the last settled change.
@@ -6,7 +7,7 @@ import Inotify
 /// are grouped by directory so a directory move or removal touches one entry per directory, and
 /// each directory's names are held compactly (`FileNames`): a million files in about 20 MB.
 struct KnownFiles {
-    private var directories: [String: FileNames] = [:]
+    private var directories: PathMap<FileNames> = [:]
     private(set) var count = 0
 
     init<S: Sequence>(_ paths: S) where S.Element == String {
@@ -80,11 +81,10 @@ struct KnownFiles {
     }
 
     static func isSame(_ path: String, orBelow directory: String) -> Bool {
-        directory.isEmpty || path == directory || (path.hasPrefix(directory) && path.utf8.dropFirst(directory.utf8.count).first == UInt8(ascii: "/"))
+        path.isPath(inside: directory)
     }
 
     private static func split(_ path: String) -> (String, String) {
-        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
-        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+        path.folderAndName
     }
 }

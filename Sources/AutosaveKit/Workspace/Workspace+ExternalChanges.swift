@@ -1,3 +1,4 @@
+import ByteNames
 import Inotify
 import Logging
 
@@ -26,7 +27,7 @@ extension Workspace {
             case (.moved, true), (.removed, true):
                 // Buffers open below the new place, moved there or already there (on a name that
                 // had no file, or a file the folder brought along), look at what is there now.
-                for key in buffers.keys.sorted() where KnownFiles.isSame(key, orBelow: change.path) {
+                for key in buffers.sortedKeys where KnownFiles.isSame(key, orBelow: change.path) {
                     await reconcile(key)
                 }
             default:
@@ -50,10 +51,10 @@ extension Workspace {
         let arrivals = burst.filter { $0.kind != .removed && !$0.isDirectory }.map(\.path)
         guard !arrivals.isEmpty else { return [] }
         let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
-        let moving = Set(moves.map(\.from))
+        let moving = PathSet(moves.map(\.from))
         var found: [Rename] = []
         // Only buffers whose name has no file any more can have lost it this way.
-        for key in buffers.keys.sorted() where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
+        for key in buffers.sortedKeys where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
             // The whole fingerprint, not the inode alone: a file created where one was just deleted
             // often gets its inode number.
             // A file with other names (hard links) lost one name, not its place: the others keep its
@@ -127,7 +128,7 @@ extension Workspace {
     /// kernel reports the name written through only: buffers open on the other names look again.
     func reconcileOtherLinks(of path: String) async {
         guard let changed = Fingerprint.of(root + "/" + path), changed.links > 1 else { return }
-        for key in buffers.keys.sorted() where key != path {
+        for key in buffers.sortedKeys where !key.isSameName(as: path) {
             guard let base = await buffers[key]?.base?.fingerprint,
                 base.device == changed.device, base.inode == changed.inode
             else { continue }
@@ -136,7 +137,7 @@ extension Workspace {
     }
 
     func reconcileAll() async {
-        for key in buffers.keys.sorted() { await reconcile(key) }
+        for key in buffers.sortedKeys { await reconcile(key) }
     }
 
     func reconcile(_ path: String) async {

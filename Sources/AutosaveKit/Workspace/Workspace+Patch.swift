@@ -1,3 +1,5 @@
+import ByteNames
+
 extension Workspace {
     /// A file a patch changed (or, checked only, would change): its path and revision.
     public struct PatchedFile: Sendable, Equatable {
@@ -26,9 +28,9 @@ extension Workspace {
         var planned: [(key: String, buffer: FileBuffer<C>, wasOpen: Bool, revision: Int, old: TextRope?, change: PatchedText?)] = []
         do throws(WorkspaceError) {
             for file in diff.files {
-                if let from = file.oldPath, let to = file.newPath, from != to { throw .patchRefused(.renames(from: from, to: to)) }
+                if let from = file.oldPath, let to = file.newPath, !from.isSameName(as: to) { throw .patchRefused(.renames(from: from, to: to)) }
                 let key = try normalize(file.path)
-                guard !planned.contains(where: { $0.key == key }) else { throw .patchRefused(.sameFileTwice(path: key)) }
+                guard !planned.contains(where: { $0.key.isSameName(as: key) }) else { throw .patchRefused(.sameFileTwice(path: key)) }
                 let wasOpen = buffers[key] != nil
                 let buffer = try await buffer(for: key)
                 let (old, revision) = (await buffer.text, await buffer.revision)

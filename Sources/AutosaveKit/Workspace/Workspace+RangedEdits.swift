@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 
 extension Workspace {

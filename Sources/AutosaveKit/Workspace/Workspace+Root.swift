@@ -1,3 +1,4 @@
+import ByteNames
 import Glibc
 import Logging
 
@@ -52,7 +53,7 @@ extension Workspace {
         let orphans = OrphanedEdits(root: root)
         var kept = 0
         var lost = 0
-        for key in buffers.keys.sorted() {
+        for key in buffers.sortedKeys {
             guard let buffer = buffers[key] else { continue }
             await buffer.markClosed()
             guard await buffer.isDirty, let content = await buffer.content else { continue }
@@ -84,7 +85,7 @@ extension Workspace {
     func handOver(movedTo path: String) async {
         guard movedRoot == nil, !isRootRemoved else { return }
         movedRoot = path
-        for key in buffers.keys.sorted() {
+        for key in buffers.sortedKeys {
             guard let buffer = buffers[key] else { continue }
             await buffer.markClosed()
             if await buffer.isDirty { unsavedEdits.append(await buffer.journalRecord()) }

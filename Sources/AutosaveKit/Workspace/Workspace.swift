@@ -1,3 +1,4 @@
+import ByteNames
 import FoundationEssentials
 import Glibc
 import Inotify
@@ -19,7 +20,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     let watcher: FileWatcher<C>
     let broadcast: EventBroadcast
     let logger: Logger
-    var buffers: [String: FileBuffer<C>] = [:]
+    var buffers: PathMap<FileBuffer<C>> = [:]
     /// Buffers another file was renamed over whose conflict copy is not written yet
     /// (`FileBuffer.isDisplaced`): in no path's place, kept until their copy lands or the flush.
     var displaced: [FileBuffer<C>] = []
@@ -108,7 +109,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             }
             recovered = recovery.records
         }
-        let carried = Set(carriedOver.map(\.path))
+        let carried = PathSet(carriedOver.map(\.path))
         recovered = recovered.filter { !carried.contains($0.path) } + carriedOver
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
@@ -280,7 +281,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// Saves every dirty buffer now.
     public func saveAll() async throws(WorkspaceError) {
-        try await save(Array(buffers.keys.sorted()))
+        try await save(buffers.sortedKeys)
     }
 
     /// Saves `path` if it is dirty, then forgets its buffer.
@@ -329,7 +330,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Every open buffer, by path.
     public func status() async -> [BufferStatus] {
         var result: [BufferStatus] = []
-        for key in buffers.keys.sorted() {
+        for key in buffers.sortedKeys {
             if let buffer = buffers[key] { result.append(await buffer.status) }
         }
         return result
@@ -375,7 +376,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     }
 
     /// Every file the watcher knows, relative to the root: once the tree is quiet, the tree itself.
-    func knownFiles() async -> Set<String> { await watcher.knownPaths }
+    func knownFiles() async -> PathSet { await watcher.knownPaths }
 
     /// Waits until the watcher has taken in every kernel event that happened before the call.
     func watcherBarrier() async { await watcher.sync() }
