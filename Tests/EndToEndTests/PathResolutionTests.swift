@@ -42,3 +42,33 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 }
+
+/// Issue 32's walls, through the binary as a user (or a coding agent's shell) meets them.
+@Suite struct WallsEndToEndTests {
+    /// `ln -s .git/config cfg.txt; autosave write cfg.txt` wrote git's config through the link.
+    @Test func aLinkIntoGitIsRefusedByNameAndNothingIsWritten() async throws {
+        let project = try TemporaryDirectory()
+        try project.write(".git/config", "[core]\n")
+        symlink(".git/config", project.url("cfg.txt"))
+        let agent = try await AgentProcess.started(on: project)
+        let written = try await AgentProcess.client(["write", "cfg.txt"], in: project, stdin: "[core]\n\tfsmonitor = /tmp/x\n")
+        #expect(written.status == 1)
+        #expect(written.stderr.contains("cfg.txt is a link to .git/config, inside .git/, which is git's own"), "\(written.stderr)")
+        #expect(try project.read(".git/config") == "[core]\n")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    /// A repository can ship `.autosave/journal -> /somewhere`: unsaved edits would land there.
+    @Test func aLinkInTheStateDirectoryStopsTheAgentWithExit2() async throws {
+        let project = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: project.url(".autosave"), withIntermediateDirectories: true)
+        symlink(outside.path, project.url(".autosave/journal"))
+        let run = try await AgentProcess.run(["run", project.path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("\(project.url(".autosave/journal")) is a symbolic link (to \(outside.path))"), "\(run.stderr)")
+        #expect(run.stderr.contains("remove it"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing was written through it")
+    }
+}
