@@ -34,7 +34,7 @@ import Testing
     static let steps = Gen.int(in: 0...999_999).array(of: 4...28)
 
     /// How many fixed scenarios CI runs.
-    static var fixedScenarioCount: Int { 200 }
+    static var fixedScenarioCount: Int { 150 }
 
     /// CI: the same scenarios every run, from a fixed seed. A failure names its scenario as
     /// `AUTOSAVE_WALLS_SCENARIO="tree codes / step codes"`, which replays it alone (with
@@ -60,7 +60,44 @@ import Testing
         #expect(tally.swaps > 20, "only \(tally.swaps) swaps were made: \(tally.summary)")
         #expect(tally.twinRequests > 10, "only \(tally.twinRequests) requests named a twin: \(tally.summary)")
         #expect(tally.linkRequests > 50, "only \(tally.linkRequests) requests went through a link: \(tally.summary)")
+        #expect(tally.restarts > 10, "only \(tally.restarts) restarts: \(tally.summary)")
+        #expect(tally.conflictCopies > 5, "only \(tally.conflictCopies) conflict copies: \(tally.summary)")
         print("WallsPropertyTests: \(Self.fixedScenarioCount) fixed scenarios: \(tally.summary)")
+    }
+
+    /// Shrinks one scenario to the fewest plantings and steps that still break an invariant whose
+    /// message contains `AUTOSAVE_WALLS_SHRINK` (a substring such as `.git/config in .git/`):
+    /// `AUTOSAVE_WALLS_SCENARIO="…" AUTOSAVE_WALLS_SHRINK="…" swift test --filter shrinkOneScenario`.
+    /// A tool for reading a failure, not a check.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AUTOSAVE_WALLS_SHRINK"] != nil))
+    func shrinkOneScenario() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let signature = environment["AUTOSAVE_WALLS_SHRINK"] ?? ""
+        var (tree, steps) = WallsScenario.parse(environment["AUTOSAVE_WALLS_SCENARIO"] ?? "")
+        func fails(_ tree: [Int], _ steps: [Int]) async throws -> Bool {
+            try await WallsScenario.findings(tree: tree, steps: steps).contains { $0.contains(signature) }
+        }
+        guard try await fails(tree, steps) else {
+            Issue.record("the scenario does not break an invariant matching \(signature.debugDescription)")
+            return
+        }
+        var shrunk = true
+        while shrunk {
+            shrunk = false
+            for index in stride(from: steps.count - 1, through: 0, by: -1) where index < steps.count {
+                var fewer = steps
+                fewer.remove(at: index)
+                if try await fails(tree, fewer) { steps = fewer; shrunk = true }
+            }
+            for index in stride(from: tree.count - 1, through: 0, by: -1) where index < tree.count {
+                var fewer = tree
+                fewer.remove(at: index)
+                if try await fails(fewer, steps) { tree = fewer; shrunk = true }
+            }
+        }
+        let found = try await WallsScenario.findings(tree: tree, steps: steps, verbose: true)
+        print("shrunk: AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\"")
+        for finding in found { print("finding: \(finding)") }
     }
 
     /// Exploration with fresh seeds, on demand (`AUTOSAVE_PROPERTY_CASES=200 swift test --filter
@@ -232,10 +269,12 @@ final class WallsTally: @unchecked Sendable {
     var twinRequests = 0
     var linkRequests = 0
     var violations: [String: Int] = [:]
+    var restarts = 0
+    var conflictCopies = 0
 
     var summary: String {
         "accepted \(accepted), refused \(refused.sorted { $0.key < $1.key }), swaps \(swaps), twin requests \(twinRequests), "
-            + "requests through links \(linkRequests), violations \(violations.sorted { $0.key < $1.key })"
+            + "requests through links \(linkRequests), restarts \(restarts), conflict copies \(conflictCopies), violations \(violations.sorted { $0.key < $1.key })"
     }
 }
 
@@ -272,7 +311,10 @@ final class WallsScenario: @unchecked Sendable {
     var reported: Set<String> = []
     /// The sentinels of the tree: no answer may carry one the request did not send.
     static let sentinelMarks = ["OUTSIDE-SENTINEL-", "GIT-SENTINEL-", "STATE-SENTINEL-"]
-    let verbose = ProcessInfo.processInfo.environment["AUTOSAVE_WALLS_VERBOSE"] != nil
+    var verbose = ProcessInfo.processInfo.environment["AUTOSAVE_WALLS_VERBOSE"] != nil
+    /// Findings are only collected, not recorded as issues (shrinking).
+    var isQuiet = false
+    var findings: [String] = []
 
     var state: RawPath { root.appending(".autosave") }
     var git: RawPath { root.appending(".git") }
@@ -293,6 +335,15 @@ final class WallsScenario: @unchecked Sendable {
         return (numbers(halves.first), numbers(halves.count > 1 ? halves[1] : nil))
     }
 
+    /// The broken invariants of one scenario, recorded nowhere (for shrinking).
+    static func findings(tree: [Int], steps: [Int], verbose: Bool = false) async throws -> [String] {
+        let scenario = try WallsScenario(label: "shrinking", tally: WallsTally())
+        scenario.isQuiet = true
+        scenario.verbose = verbose
+        try await scenario.run(tree: tree, steps: steps)
+        return scenario.findings
+    }
+
     static func run(tree: [Int], steps: [Int], label: String, tally: WallsTally) async throws {
         let scenario = try WallsScenario(label: "\(label) AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\"", tally: tally)
         try await scenario.run(tree: tree, steps: steps)
@@ -311,11 +362,7 @@ final class WallsScenario: @unchecked Sendable {
         pool = pool.filter { seen.insert(RawPath($0)).inserted }
         takeBaseline()
         if verbose { note("tree: \(describeTree())") }
-        harness = try await WorkspaceHarness(root: root.text, stateDirectory: state.text) {
-            // Saves happen when time moves past this window (a step), when asked, or at the end.
-            $0.autosave.delayMs = 4_000
-            $0.autosave.maxDelayMs = 30_000
-        }
+        harness = try await Self.startHarness(root: root, state: state)
         stepIndex = -1
         stepNote = "the agent's start (journal opened, tree scanned)"
         await checkWalls(answers: [], sent: [])
@@ -335,6 +382,7 @@ final class WallsScenario: @unchecked Sendable {
         if ProcessInfo.processInfo.environment["AUTOSAVE_SCENARIO_LOGS"] != nil {
             for log in harness.logs.elements { print("LOG", log) }
         }
+        countConflictCopies()
         await harness.stop()
         checkDisk()
         checkTwinsOnDisk()
@@ -370,6 +418,7 @@ final class WallsScenario: @unchecked Sendable {
             "d/e/../../../outside/dir/inner.txt", outside.text + "/secret.txt", outside.text + "/dir/new.txt",
             // A `/` then U+0301 is one Character to Swift but a separator to the kernel.
             ".git/\u{301}x.txt", ".autosave/\u{301}x.txt", "d/\u{301}x.txt", ".git/hooks/\u{301}pre-commit",
+            ".git/\u{301}x/new.txt", ".autosave/\u{301}x/new.txt", "d/\u{301}x/new.txt",
         ]
     }
 
@@ -398,9 +447,9 @@ final class WallsScenario: @unchecked Sendable {
         case "e": return ["c.txt", "../b.txt", "../../a.txt", "new.txt"]
         case "outside": return ["secret.txt", "new.txt", "dir/inner.txt"]
         case "dir": return ["inner.txt", "new.txt", "../secret.txt", "sub/deep.txt", "\u{301}x.txt"]
-        case ".git": return ["config", "hooks/pre-commit", "new.txt", "\u{301}x.txt", "../a.txt"]
-        case "hooks": return ["pre-commit", "pre-push.sample", "../config", "\u{301}pre-commit"]
-        case ".autosave": return ["agent.lock", "new.txt", "\u{301}x.txt", "conflicts/x.txt", "../a.txt"]
+        case ".git": return ["config", "hooks/pre-commit", "new.txt", "\u{301}x.txt", "\u{301}x/new.txt", "../a.txt"]
+        case "hooks": return ["pre-commit", "pre-push.sample", "../config", "\u{301}pre-commit", "\u{301}x/pre-commit"]
+        case ".autosave": return ["agent.lock", "new.txt", "\u{301}x.txt", "\u{301}x/new.txt", "conflicts/x.txt", "../a.txt"]
         case "conflicts": return ["keep.txt.20240101-000000.1", "x.txt", "../agent.lock"]
         default: return ["x.txt"]
         }
@@ -558,6 +607,8 @@ final class WallsScenario: @unchecked Sendable {
         guard reported.insert(invariant + ":" + (key ?? message)).inserted else { return }
         tally.violations[invariant, default: 0] += 1
         note("VIOLATION (\(invariant)) \(message)")
+        findings.append("step \(stepIndex) [\(stepNote)]: (\(invariant)) \(message)")
+        if isQuiet { return }
         recorded += 1
         guard recorded <= 12 else { return }
         Issue.record("\(label) — step \(stepIndex) [\(stepNote)]: (\(invariant)) \(message)")
@@ -706,7 +757,7 @@ final class WallsScenario: @unchecked Sendable {
                 note("  refused: \(error)")
             }
         }
-        switch code % 20 {
+        switch code % 21 {
         case 0:
             await request("read \(RawPath(path))") {
                 let (content, _) = try await workspace.read(path)
@@ -805,10 +856,47 @@ final class WallsScenario: @unchecked Sendable {
             stepNote = "settle external changes"
             note("step \(stepIndex): \(stepNote)")
             await harness.settleExternalChanges()
+        case 20:
+            await crashAndRestart(&r)
         default:
             await twinDance(&r, answers: &answers)
         }
         return (answers, sent)
+    }
+
+    /// The agent stops as after `kill -9` (unsaved edits only in the journal), maybe a swap is made
+    /// while it is down (a checkout), and a new one starts: recovery reopens and saves every path
+    /// the journal names.
+    func crashAndRestart(_ r: inout SplitMix) async {
+        stepNote = "kill -9 and restart"
+        note("step \(stepIndex): \(stepNote)")
+        countConflictCopies()
+        await harness.workspace._abandon()
+        if r.next(2) == 0 { await swap(&r, settling: false) }
+        stepNote = "kill -9, \(stepNote == "kill -9 and restart" ? "" : stepNote + ", ")restart (recovery)"
+        do {
+            harness = try await Self.startHarness(root: root, state: state)
+            tally.restarts += 1
+        } catch {
+            // A start the agent refuses (its journal unusable, say) writes nothing: the checks say.
+            note("  the restart failed: \(error)")
+            tally.refused["restart: \(type(of: error))", default: 0] += 1
+            harness = try? await Self.startHarness(root: root, state: state, journal: false)
+        }
+    }
+
+    static func startHarness(root: RawPath, state: RawPath, journal: Bool = true) async throws -> WorkspaceHarness {
+        try await WorkspaceHarness(root: root.text, stateDirectory: state.text) {
+            // Saves happen when time moves past this window (a step), when asked, or at the end.
+            $0.autosave.delayMs = 4_000
+            $0.autosave.maxDelayMs = 30_000
+            $0.journal.enabled = journal
+        }
+    }
+
+    /// Conflict copies the agent says it made (to show the generator reaches them).
+    func countConflictCopies() {
+        tally.conflictCopies += harness.logs.elements.filter { $0.event == "conflict" && $0.fields["copy"] != nil && $0.fields["copy"] != "nil" }.count
     }
 
     func patch(_ text: String) async throws -> [Answer] {
@@ -871,7 +959,7 @@ final class WallsScenario: @unchecked Sendable {
     }
 
     /// A swap between requests, as `git checkout`, `ln -sfn` or a hostile tool makes it.
-    func swap(_ r: inout SplitMix) async {
+    func swap(_ r: inout SplitMix, settling: Bool = true) async {
         counter += 1
         let variant = r.next(6)
         let absolute = r.next(2) == 0
@@ -945,7 +1033,7 @@ final class WallsScenario: @unchecked Sendable {
             if key.starts(with: state), now[key] != nil { planted.insert(key) }
         }
         baseline = now
-        await harness.settleExternalChanges()
+        if settling { await harness.settleExternalChanges() }
     }
 }
 
