@@ -92,7 +92,16 @@ import Testing
             for index in stride(from: tree.count - 1, through: 0, by: -1) where index < tree.count {
                 var fewer = tree
                 fewer.remove(at: index)
-                if try await fails(fewer, steps) { tree = fewer; shrunk = true }
+                if try await fails(fewer, steps) {
+                    tree = fewer
+                    shrunk = true
+                    continue
+                }
+                // Kept in place but planting nothing: the plantings after it keep their names.
+                guard tree[index] != WallsScenario.noPlanting else { continue }
+                var inert = tree
+                inert[index] = WallsScenario.noPlanting
+                if try await fails(inert, steps) { tree = inert; shrunk = true }
             }
         }
         let found = try await WallsScenario.findings(tree: tree, steps: steps, verbose: true)
@@ -422,12 +431,15 @@ final class WallsScenario: @unchecked Sendable {
         ]
     }
 
+    static let noPlanting = 1_000_000
+
     /// Where links may point: (name, absolute target, is a folder).
     var fileTargets: [RawPath] {
         [
             root.appending("a.txt"), root.appending("d/b.txt"), outside.appending("secret.txt"), outside.appending("dir/inner.txt"),
             git.appending("config"), git.appending("HEAD"), git.appending("hooks/pre-commit"), state.appending("agent.lock"),
-            state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1"), outside.appending("missing.txt"),
+            state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1"),
+            state.appending("journal/journal.log"), outside.appending("missing.txt"),
             outside.appending("nodir/x.txt"), root.appending("d/missing.txt"),
         ]
     }
@@ -467,6 +479,9 @@ final class WallsScenario: @unchecked Sendable {
 
     /// One planting: a link of some kind, twins, or a link in the state directory.
     func plant(_ code: Int, index: Int) {
+        // Past the generator's range: plants nothing (the shrinker's way to drop a planting and
+        // keep the names of the others, which count plantings).
+        guard code < Self.noPlanting else { return }
         var r = SplitMix(code)
         let kind = code % 12
         let folder = r.next(3) == 0 ? "d/" : ""
@@ -478,7 +493,10 @@ final class WallsScenario: @unchecked Sendable {
             let choices: [RawPath] =
                 switch kind {
                 case 7: [git.appending("config"), git.appending("hooks/pre-commit"), git.appending("HEAD")]
-                case 8: [state.appending("agent.lock"), state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1")]
+                case 8: [
+                    state.appending("agent.lock"), state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1"),
+                    state.appending("journal/journal.log"),
+                ]
                 case 9: [outside.appending("secret.txt"), outside.appending("dir/inner.txt"), outside.appending("new.txt")]
                 case 11: [outside.appending("missing.txt"), root.appending("d/missing.txt"), git.appending("hooks/pre-commit"), state.appending("new.txt")]
                 default: fileTargets
@@ -621,13 +639,44 @@ final class WallsScenario: @unchecked Sendable {
         for key in Set(baseline.keys).union(now.keys).sorted() {
             let before = baseline[key]
             let after = now[key]
-            guard before != after, !isAgentsOwn(key) else { continue }
+            guard before != after else { continue }
+            if isAgentsOwn(key) {
+                checkAgentsOwn(key, before: before, after: after)
+                continue
+            }
             violation(
                 "a", "\(shown(key)) \(place(of: key)) changed: was \(before.map(\.description) ?? "absent"), now \(after.map(\.description) ?? "absent")",
                 key: "\(shown(key)) \(before == nil) \(after == nil)")
         }
         // Each change is reported once: the next steps are judged against what is there now.
         baseline = now
+    }
+
+    /// The agent's own files change only as the agent changes them: a journal keeps its header
+    /// (a write through a link to it would replace it with a client's text), a conflict copy is
+    /// written once and never changed or deleted.
+    func checkAgentsOwn(_ key: RawPath, before: WallEntry?, after: WallEntry?) {
+        guard case .file(let old) = before else { return }
+        let inside = Array(key.bytes.dropFirst(state.bytes.count + 1))
+        if inside.starts(with: Array("journal/".utf8)) {
+            guard old.count >= 4 else { return }
+            if case .file(let new) = after, new.starts(with: old.prefix(4)) { return }
+            if after == nil { return }
+            violation(
+                "a", "the agent's journal \(shown(key)) was overwritten: was \(before!), now \(after!)",
+                key: "journal \(shown(key))")
+        } else if inside.starts(with: Array("conflicts/".utf8)), !Self.isTempName(key) {
+            violation(
+                "a", "the conflict copy \(shown(key)) changed: was \(before!), now \(after.map(\.description) ?? "absent")",
+                key: "copy \(shown(key))")
+        }
+    }
+
+    /// `.<name>.autosave-<random>.tmp`: a copy being written (one a crash interrupted is removed
+    /// at the next start).
+    static func isTempName(_ path: RawPath) -> Bool {
+        let name = String(decoding: path.split.name, as: UTF8.self)
+        return name.hasPrefix(".") && name.hasSuffix(".tmp") && name.contains(".autosave-")
     }
 
     /// A twin's file holds no token a request meant for its twin.

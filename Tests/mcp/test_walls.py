@@ -196,7 +196,8 @@ class Scenario:
         o, g, s, r = self.outside, self.git, self.state, self.root
         return [r + b"/a.txt", o + b"/secret.txt", o + b"/dir/inner.txt", g + b"/config", g + b"/HEAD",
                 g + b"/hooks/pre-commit", s + b"/agent.lock", s + b"/new.txt",
-                s + b"/conflicts/keep.txt.20240101-000000.1", o + b"/missing.txt", o + b"/nodir/x.txt",
+                s + b"/conflicts/keep.txt.20240101-000000.1", s + b"/journal/journal.log", o + b"/missing.txt",
+                o + b"/nodir/x.txt",
                 r + b"/d/missing.txt", r + b"/d/b.txt"]
 
     def folder_targets(self):
@@ -253,7 +254,7 @@ class Scenario:
         g, s, o = self.git, self.state, self.outside
         if kind in (0, 1):
             choices = [g + b"/config", g + b"/hooks/pre-commit", g + b"/HEAD", s + b"/agent.lock", s + b"/new.txt",
-                       o + b"/secret.txt"] if kind == 0 else self.file_targets()
+                       s + b"/journal/journal.log", o + b"/secret.txt"] if kind == 0 else self.file_targets()
             self.link(name + ".txt", rng.choice(choices), absolute)
             self.pool += [name + ".txt", "d/../" + name + ".txt"]
         elif kind == 2:
@@ -339,11 +340,31 @@ class Scenario:
         now = self.guarded()
         for key in sorted(set(self.baseline) | set(now)):
             before, after = self.baseline.get(key), now.get(key)
-            if before == after or self.agents_own(key):
+            if before == after:
+                continue
+            if self.agents_own(key):
+                self.check_agents_own(key, before, after)
                 continue
             self.violation("a", f"{self.shown(key)} {self.place(key)} changed: was {describe(before)}, now {describe(after)}",
                            key=(key, before is None, after is None))
         self.baseline = now
+
+    def check_agents_own(self, key, before, after):
+        """The agent's own files change only as the agent changes them: a journal keeps its header
+        (a write through a link to it replaces it with a client's text), a conflict copy is written
+        once and never changed or deleted (a temp being written aside)."""
+        if not before or before[0] != "file":
+            return
+        inside = key[len(self.state) + 1:]
+        if inside.startswith(b"journal/"):
+            if len(before[1]) >= 4 and after is not None and not (after[0] == "file" and after[1][:4] == before[1][:4]):
+                self.violation("a", f"the agent's journal {self.shown(key)} was overwritten: was {describe(before)}, now {describe(after)}",
+                               key=("journal", key))
+        elif inside.startswith(b"conflicts/"):
+            name = os.path.basename(key)
+            if not (name.startswith(b".") and name.endswith(b".tmp") and b".autosave-" in name):
+                self.violation("a", f"the conflict copy {self.shown(key)} changed: was {describe(before)}, now {describe(after)}",
+                               key=("copy", key))
 
     def check_twins_on_disk(self):
         for path, twin in self.twin_of.items():
