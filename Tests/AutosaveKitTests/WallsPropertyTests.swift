@@ -279,11 +279,12 @@ final class WallsTally: @unchecked Sendable {
     var linkRequests = 0
     var violations: [String: Int] = [:]
     var restarts = 0
+    var refusedStarts = 0
     var conflictCopies = 0
 
     var summary: String {
         "accepted \(accepted), refused \(refused.sorted { $0.key < $1.key }), swaps \(swaps), twin requests \(twinRequests), "
-            + "requests through links \(linkRequests), restarts \(restarts), conflict copies \(conflictCopies), violations \(violations.sorted { $0.key < $1.key })"
+            + "requests through links \(linkRequests), restarts \(restarts), starts refused \(refusedStarts), conflict copies \(conflictCopies), violations \(violations.sorted { $0.key < $1.key })"
     }
 }
 
@@ -371,14 +372,27 @@ final class WallsScenario: @unchecked Sendable {
         pool = pool.filter { seen.insert(RawPath($0)).inserted }
         takeBaseline()
         if verbose { note("tree: \(describeTree())") }
-        harness = try await Self.startHarness(root: root, state: state)
         stepIndex = -1
         stepNote = "the agent's start (journal opened, tree scanned)"
+        do {
+            harness = try await Self.startHarness(root: root, state: state)
+        } catch {
+            // An agent may refuse a hostile state directory; refusing writes nothing, which the disk shows.
+            note("the start was refused: \(error)")
+            tally.refusedStarts += 1
+            checkDisk()
+            return
+        }
         await checkWalls(answers: [], sent: [])
         for (index, code) in steps.enumerated() {
             stepIndex = index
             traceLine("\(label): step \(index) code \(code)")
             let (answers, sent) = await perform(code)
+            guard harness != nil else {
+                // A restart the agent refused: nothing more can be asked of it.
+                checkDisk()
+                return
+            }
             await checkWalls(answers: answers, sent: sent)
         }
         // The end: everything settled, every due autosave made, then the flush of a shutdown.
@@ -927,19 +941,18 @@ final class WallsScenario: @unchecked Sendable {
             harness = try await Self.startHarness(root: root, state: state)
             tally.restarts += 1
         } catch {
-            // A start the agent refuses (its journal unusable, say) writes nothing: the checks say.
-            note("  the restart failed: \(error)")
-            tally.refused["restart: \(type(of: error))", default: 0] += 1
-            harness = try? await Self.startHarness(root: root, state: state, journal: false)
+            // A start the agent refuses (a hostile state directory, say) writes nothing: the checks say.
+            note("  the restart was refused: \(error)")
+            tally.refusedStarts += 1
+            harness = nil
         }
     }
 
-    static func startHarness(root: RawPath, state: RawPath, journal: Bool = true) async throws -> WorkspaceHarness {
+    static func startHarness(root: RawPath, state: RawPath) async throws -> WorkspaceHarness {
         try await WorkspaceHarness(root: root.text, stateDirectory: state.text) {
             // Saves happen when time moves past this window (a step), when asked, or at the end.
             $0.autosave.delayMs = 4_000
             $0.autosave.maxDelayMs = 30_000
-            $0.journal.enabled = journal
         }
     }
 

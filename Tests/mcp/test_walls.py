@@ -75,7 +75,7 @@ def entry(path):
     """One entry as lstat and readlink see it: ('file', bytes) / ('dir',) / ('link', target)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except OSError:  # missing, or a folder on the way is a link loop
         return None
     import stat
     if stat.S_ISDIR(st.st_mode):
@@ -166,6 +166,10 @@ class Scenario:
         self.note = "start"
         self.tally = {"accepted": 0, "refused": 0, "swaps": 0, "twin": 0, "link": 0, "syncs": 0}
         self.sync_failures = 0
+        self.refused_start = None
+        self.initialized = False
+        self.tools_seen = set()
+        self.called = set()
 
     # --- the tree ---------------------------------------------------------------------------
 
@@ -644,10 +648,29 @@ class Scenario:
         if VERBOSE:
             links = sorted(k for k, e in self.guarded().items() if e[0] == "link")
             print(f"seed {self.seed}: links {[shown(l) for l in self.links]}", flush=True)
+        try:
+            await self.session(stderr)
+        except Exception as error:
+            if self.initialized:
+                raise
+            # The agent refused to start (a hostile state directory, say): refusing writes nothing,
+            # which the disk shows.
+            self.refused_start = repr(error)[:200]
+            if VERBOSE:
+                print("   the start was refused:", self.refused_start, flush=True)
+        # End of input: the in-process agent saves every unsaved edit and exits.
+        self.step = STEPS
+        self.note = "end of input (the agent saves everything and exits)"
+        self.check_disk()
+        self.check_twins_on_disk()
+
+    async def session(self, stderr):
         params = StdioServerParameters(command=BINARY, args=["mcp", self.root.decode()], cwd=self.root.decode())
+        self.initialized = False
         async with stdio_client(params, errlog=stderr) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
+                self.initialized = True
                 tools = {t.name for t in (await session.list_tools()).tools}
                 self.tools_seen = tools
                 failed, text = await self.call(session, "changes")
@@ -666,11 +689,6 @@ class Scenario:
                     await self.read_back(session)
                     self.check_disk()
                     self.check_twins_on_disk()
-        # End of input: the in-process agent saves every unsaved edit and exits.
-        self.step = STEPS
-        self.note = "end of input (the agent saves everything and exits)"
-        self.check_disk()
-        self.check_twins_on_disk()
 
 
 class WallsTests(unittest.TestCase):
@@ -694,6 +712,7 @@ class WallsTests(unittest.TestCase):
                 for key, value in scenario.tally.items():
                     totals[key] = totals.get(key, 0) + value
                 totals["sync failures"] = totals.get("sync failures", 0) + scenario.sync_failures
+                totals["starts refused"] = totals.get("starts refused", 0) + (scenario.refused_start is not None)
             finally:
                 if os.environ.get("KEEP"):
                     print("kept", home, "and", home + ".mcp.log")
