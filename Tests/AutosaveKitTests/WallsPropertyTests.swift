@@ -65,6 +65,57 @@ import Testing
         print("WallsPropertyTests: \(Self.fixedScenarioCount) fixed scenarios: \(tally.summary)")
     }
 
+    /// The holes of issue 32 as exploration found them on main (2026-11-27), each a scenario of
+    /// this generator (`tree codes / step codes`; 1000000 plants nothing and keeps the others'
+    /// names): replayed alone on every run, so each hole has a test of its own that fails until
+    /// it is closed. A change to the generator changes what the codes mean: find them again with
+    /// `AUTOSAVE_WALLS_SHRINK`, and read one with `AUTOSAVE_WALLS_VERBOSE=1`.
+    static let knownHoles: [KnownHole] = [
+        // (1) write through l0b.txt → .git/config: git's config replaced.
+        KnownHole("a link to .git/config is written through", "947930,821969,872311 / 568642"),
+        // (1) write through l0.txt → .git/hooks/pre-commit (dangling): the hook is created.
+        KnownHole("a dangling link into .git/hooks creates the hook", "850235,943115,708257,897141,238672,682225,39878 / 859954"),
+        // (1) write through d/l8.txt → ../.autosave/agent.lock: the lock overwritten.
+        KnownHole("a link to the state dir's lock is written through", "979156,987063,594218,627046,728081,934571,147566,347794,185468 / 299820"),
+        // (1) write through d/l5.txt → .autosave/conflicts/keep…: an old conflict copy overwritten.
+        KnownHole("a link to a conflict copy is written through", "685418,965860,142724,865611,742617,653576 / 769212"),
+        // (1) patch creating l0.txt, a dangling link to .autosave/new.txt: a file made in the state dir.
+        KnownHole("a dangling link into the state dir makes a file there", "159644,278116,786278,212796,266995 / 557494"),
+        // (1) write through d/l2.txt → .autosave/journal/journal.log, then kill -9: recovery
+        // saves it over the journal.
+        KnownHole("a link to the journal is written through", "237742,964278,216356,994073,415207 / 665326,268442"),
+        // (2) a.txt edited, then replaced by a link to ../outside/secret.txt: read answers it.
+        KnownHole("a file swapped for a link out is read through", "199477,662627,293261 / 298542,958832"),
+        // (2) cafe\u{301}.txt open, then replaced by a link to .git/HEAD: read answers it.
+        KnownHole("a file swapped for a link into .git is read through", "835635 / 336712,833694"),
+        // (1)(2) a patch whose file is a link into the state dir: the refusal quotes its line.
+        KnownHole("a refused patch quotes a line read through a link", "902487 / 907320,567345"),
+        // (1)(2) a.txt written, kill -9, a.txt replaced by a dangling link to .git/hooks/pre-commit,
+        // restart: recovery creates the hook.
+        KnownHole("recovery writes through a link swapped in while the agent was down", "1000000 / 1095,6383"),
+        // … replaced by a link to .git/config: recovery reads git's config into the buffer.
+        KnownHole("recovery reads through a link swapped in while the agent was down", "1000000 / 1095,587"),
+        // (4) .autosave/journal → ../outside/…: the journal is written outside at start.
+        KnownHole("a journal folder that is a link out", "583662 / "),
+        // (4) .autosave → ../outside/…: journal (and in the agent, lock and socket) outside.
+        KnownHole("a state directory that is a link out", "362382 / "),
+        // (4) .autosave/conflicts → outside: a conflict copy's folder is made outside (the copy
+        // itself is refused).
+        KnownHole("a conflicts folder that is a link out", "850235,943115,708257,897141,238672,20610,682225,39878 / 592623"),
+        // (5) re\u{301}sume\u{301}.md open, then r\u{e9}sum\u{e9}.md written: the write lands in the NFD file.
+        KnownHole("an NFC write goes to the open NFD twin", "701788 / 686992"),
+        // (5) cafe\u{301}.txt written, then caf\u{e9}.txt written: both are one buffer, one file.
+        KnownHole("NFC and NFD twins at the root are one buffer", "372339,239152 / 96750,613077"),
+        // (5) a patch creating .git/\u{301}x/new.txt: `/`+U+0301 is one Character, so no
+        // component is `.git`, and the kernel makes .git/\u{301}x/new.txt.
+        KnownHole("a `/` followed by U+0301 hides .git from the check", "159644,786278,212796,266995 / 766150"),
+    ]
+
+    @Test(arguments: knownHoles) func theHolesOfIssue32StayClosed(_ hole: KnownHole) async throws {
+        let (tree, steps) = WallsScenario.parse(hole.scenario)
+        try await WallsScenario.run(tree: tree, steps: steps, label: "known hole: \(hole.name)", tally: WallsTally())
+    }
+
     /// Shrinks one scenario to the fewest plantings and steps that still break an invariant whose
     /// message contains `AUTOSAVE_WALLS_SHRINK` (a substring such as `.git/config in .git/`):
     /// `AUTOSAVE_WALLS_SCENARIO="…" AUTOSAVE_WALLS_SHRINK="…" swift test --filter shrinkOneScenario`.
@@ -124,6 +175,17 @@ import Testing
             }
         }
     }
+}
+
+/// A scenario that once broke a wall, by name.
+struct KnownHole: Sendable, CustomTestStringConvertible {
+    var name: String
+    var scenario: String
+    init(_ name: String, _ scenario: String) {
+        self.name = name
+        self.scenario = scenario
+    }
+    var testDescription: String { name }
 }
 
 // MARK: - Paths as bytes
