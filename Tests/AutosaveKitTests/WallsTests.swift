@@ -121,6 +121,30 @@ import Testing
         #expect(throws: Never.self) { try StateDirectory.verify(project.url("nothing-yet"), root: project.path) }
     }
 
+    /// A journaled edit whose file became a link into `.git/` while the agent was down: the edit
+    /// is kept in a conflict copy, not written through the link, and not dropped in silence (it
+    /// was, before: recovery skipped a path it could not resolve without a word).
+    @Test func anEditRecoveredOntoALinkIntoGitIsKeptAsideNotWrittenThroughIt() async throws {
+        let project = try TemporaryDirectory()
+        try project.write(".git/config", "[core]\n")
+        try project.write("notes.txt", "on disk\n")
+        do {
+            let harness = try await WorkspaceHarness(root: project.path) { $0.journal.fsync = true }
+            _ = try await harness.write("notes.txt", "acknowledged, never saved\n")
+            await harness.workspace._abandon()
+        }
+        try project.remove("notes.txt")
+        symlink(".git/config", project.url("notes.txt"))
+        let restarted = try await WorkspaceHarness(root: project.path)
+        let failed = try #require(restarted.logged("recover-failed").first)
+        #expect(failed.fields["path"] == "notes.txt")
+        #expect(failed.fields["error"]?.contains("notes.txt is a link to .git/config") == true, "\(failed.fields)")
+        let copies = AgentFolderTree.files(below: project.url(".autosave/conflicts"))
+        #expect(try copies.map { try project.read(".autosave/conflicts/" + $0) } == ["acknowledged, never saved\n"])
+        #expect(try project.read(".git/config") == "[core]\n")
+        await restarted.stop()
+    }
+
     /// `mkfifo pipe; autosave cat pipe` never returned: opening a FIFO waits for a writer.
     @Test func aFIFOIsRefusedWithoutBeingOpened() async throws {
         let harness = try await WorkspaceHarness()

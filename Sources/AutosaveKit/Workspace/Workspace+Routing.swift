@@ -40,8 +40,24 @@ extension Workspace {
     }
 
     /// Brings back one edit the journal kept through a crash.
+    ///
+    /// A path that leads out of bounds now (a link swapped in while the agent was down) is not
+    /// opened: the edit goes to a conflict copy under the name it was journaled with.
     func recover(_ record: JournalRecord) async {
-        guard let path = try? normalize(record.path) else { return }
+        let path: String
+        do { path = try normalize(record.path) } catch {
+            let isRemoval = record.kind == .delete
+            let kept = isRemoval ? nil : try? context.copies.keep(record.content, of: record.path, revision: record.revision)
+            logger.error(
+                "recover-failed",
+                metadata: [
+                    "path": "\(record.path)", "error": "\(error)",
+                    "next": isRemoval
+                        ? "the recovered removal is not carried out"
+                        : kept.map { "the recovered edit is kept in \($0.path)" } ?? "the recovered edit stays in the journal",
+                ])
+            return
+        }
         let buffer = FileBuffer(path: path, context: context)
         buffers[path] = buffer
         do {
