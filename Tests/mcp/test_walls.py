@@ -700,6 +700,8 @@ class Scenario:
                 for step in range(STEPS):
                     self.step = step
                     await self.step_once(session)
+                    if VERBOSE:
+                        print(f" step {step}: {self.note}", flush=True)
                     await self.read_back(session)
                     self.check_disk()
                     self.check_twins_on_disk()
