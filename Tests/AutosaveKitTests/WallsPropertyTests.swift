@@ -35,7 +35,7 @@ import Testing
     static let steps = Gen.int(in: 0...999_999).array(of: 4...28)
 
     /// How many fixed scenarios CI runs.
-    static var fixedScenarioCount: Int { 100 }
+    static var fixedScenarioCount: Int { 80 }
 
     /// CI: the same scenarios every run, from a fixed seed. A failure names its scenario as
     /// `AUTOSAVE_WALLS_SCENARIO="tree codes / step codes"`, which replays it alone (with
@@ -62,7 +62,7 @@ import Testing
         #expect(tally.twinRequests > 10, "only \(tally.twinRequests) requests named a twin: \(tally.summary)")
         #expect(tally.linkRequests > 50, "only \(tally.linkRequests) requests went through a link: \(tally.summary)")
         #expect(tally.restarts > 10, "only \(tally.restarts) restarts: \(tally.summary)")
-        #expect(tally.conflictCopies > 5, "only \(tally.conflictCopies) conflict copies: \(tally.summary)")
+        #expect(tally.conflictCopies > 3, "only \(tally.conflictCopies) conflict copies: \(tally.summary)")
         print("WallsPropertyTests: \(Self.fixedScenarioCount) fixed scenarios: \(tally.summary)")
     }
 
