@@ -1,8 +1,9 @@
-@_spi(Testing) @testable import AutosaveKit
 import AutosaveTestKit
 import Foundation
 import PropertyBased
 import Testing
+
+@_spi(Testing) @testable import AutosaveKit
 
 /// The walls (issue 32): no path a client names leads out of the root, into `.git/` or into the
 /// state directory — not through a symlink to a file or a folder, not one swapped in later — and
@@ -34,7 +35,7 @@ import Testing
     static let steps = Gen.int(in: 0...999_999).array(of: 4...28)
 
     /// How many fixed scenarios CI runs.
-    static var fixedScenarioCount: Int { 150 }
+    static var fixedScenarioCount: Int { 80 }
 
     /// CI: the same scenarios every run, from a fixed seed. A failure names its scenario as
     /// `AUTOSAVE_WALLS_SCENARIO="tree codes / step codes"`, which replays it alone (with
@@ -61,7 +62,7 @@ import Testing
         #expect(tally.twinRequests > 10, "only \(tally.twinRequests) requests named a twin: \(tally.summary)")
         #expect(tally.linkRequests > 50, "only \(tally.linkRequests) requests went through a link: \(tally.summary)")
         #expect(tally.restarts > 10, "only \(tally.restarts) restarts: \(tally.summary)")
-        #expect(tally.conflictCopies > 5, "only \(tally.conflictCopies) conflict copies: \(tally.summary)")
+        #expect(tally.conflictCopies > 3, "only \(tally.conflictCopies) conflict copies: \(tally.summary)")
         print("WallsPropertyTests: \(Self.fixedScenarioCount) fixed scenarios: \(tally.summary)")
     }
 
@@ -74,13 +75,18 @@ import Testing
         // (1) write through l0b.txt → .git/config: git's config replaced.
         KnownHole("a link to .git/config is written through", "947930,821969,872311 / 568642"),
         // (1) write through l0.txt → .git/hooks/pre-commit (dangling): the hook is created.
-        KnownHole("a dangling link into .git/hooks creates the hook", "850235,943115,708257,897141,238672,682225,39878 / 859954"),
+        KnownHole(
+            "a dangling link into .git/hooks creates the hook",
+            "850235,943115,708257,897141,238672,682225,39878 / 859954"),
         // (1) write through d/l8.txt → ../.autosave/agent.lock: the lock overwritten.
-        KnownHole("a link to the state dir's lock is written through", "979156,987063,594218,627046,728081,934571,147566,347794,185468 / 299820"),
+        KnownHole(
+            "a link to the state dir's lock is written through",
+            "979156,987063,594218,627046,728081,934571,147566,347794,185468 / 299820"),
         // (1) write through d/l5.txt → .autosave/conflicts/keep…: an old conflict copy overwritten.
         KnownHole("a link to a conflict copy is written through", "685418,965860,142724,865611,742617,653576 / 769212"),
         // (1) patch creating l0.txt, a dangling link to .autosave/new.txt: a file made in the state dir.
-        KnownHole("a dangling link into the state dir makes a file there", "159644,278116,786278,212796,266995 / 557494"),
+        KnownHole(
+            "a dangling link into the state dir makes a file there", "159644,278116,786278,212796,266995 / 557494"),
         // (1) write through d/l2.txt → .autosave/journal/journal.log, then kill -9: recovery
         // saves it over the journal.
         KnownHole("a link to the journal is written through", "237742,964278,216356,994073,415207 / 665326,268442"),
@@ -101,7 +107,8 @@ import Testing
         KnownHole("a state directory that is a link out", "362382 / "),
         // (4) .autosave/conflicts → outside: a conflict copy's folder is made outside (the copy
         // itself is refused).
-        KnownHole("a conflicts folder that is a link out", "850235,943115,708257,897141,238672,20610,682225,39878 / 592623"),
+        KnownHole(
+            "a conflicts folder that is a link out", "850235,943115,708257,897141,238672,20610,682225,39878 / 592623"),
         // (5) re\u{301}sume\u{301}.md open, then r\u{e9}sum\u{e9}.md written: the write lands in the NFD file.
         KnownHole("an NFC write goes to the open NFD twin", "701788 / 686992"),
         // (5) cafe\u{301}.txt written, then caf\u{e9}.txt written: both are one buffer, one file.
@@ -156,7 +163,9 @@ import Testing
             }
         }
         let found = try await WallsScenario.findings(tree: tree, steps: steps, verbose: true)
-        print("shrunk: AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\"")
+        print(
+            "shrunk: AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\""
+        )
         for finding in found { print("finding: \(finding)") }
     }
 
@@ -204,7 +213,8 @@ struct RawPath: Hashable, Comparable, CustomStringConvertible {
     static func < (lhs: RawPath, rhs: RawPath) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
     func appending(_ name: String) -> RawPath { RawPath(bytes: bytes + [UInt8(ascii: "/")] + Array(name.utf8)) }
     func starts(with other: RawPath) -> Bool {
-        bytes == other.bytes || (bytes.starts(with: other.bytes) && bytes.dropFirst(other.bytes.count).first == UInt8(ascii: "/"))
+        bytes == other.bytes
+            || (bytes.starts(with: other.bytes) && bytes.dropFirst(other.bytes.count).first == UInt8(ascii: "/"))
     }
     /// The parent and the last component, split at the last `/` byte as the kernel splits.
     var split: (parent: RawPath, name: [UInt8]) {
@@ -265,7 +275,9 @@ enum Disk {
     static func isFile(_ path: String) -> Bool { if case .file = entry(path) { true } else { false } }
 
     /// Every entry at and below `path` (not following links), keyed by its path.
-    static func walk(_ path: RawPath, into result: inout [RawPath: WallEntry], skipping skip: (RawPath) -> Bool = { _ in false }) {
+    static func walk(
+        _ path: RawPath, into result: inout [RawPath: WallEntry], skipping skip: (RawPath) -> Bool = { _ in false }
+    ) {
         guard !skip(path), let entry = entry(path.text) else { return }
         result[path] = entry
         guard entry == .directory, let directory = opendir(path.text) else { return }
@@ -296,7 +308,9 @@ enum Disk {
             guard let folder = real(parent) else { return nil }
             let candidate = RawPath(bytes: folder.bytes + [UInt8(ascii: "/")] + name)
             guard case .link(let target) = entry(candidate.text) else { return candidate }
-            path = target.first == UInt8(ascii: "/") ? RawPath(bytes: target) : RawPath(bytes: folder.bytes + [UInt8(ascii: "/")] + target)
+            path =
+                target.first == UInt8(ascii: "/")
+                ? RawPath(bytes: target) : RawPath(bytes: folder.bytes + [UInt8(ascii: "/")] + target)
         }
         return nil
     }
@@ -402,7 +416,9 @@ final class WallsScenario: @unchecked Sendable {
     static func parse(_ text: String) -> ([Int], [Int]) {
         let halves = text.split(separator: "/", omittingEmptySubsequences: false)
         func numbers(_ part: Substring?) -> [Int] {
-            (part ?? "").split(whereSeparator: { $0 == "," || $0 == " " || $0 == "[" || $0 == "]" }).compactMap { Int($0) }
+            (part ?? "").split(whereSeparator: { $0 == "," || $0 == " " || $0 == "[" || $0 == "]" }).compactMap {
+                Int($0)
+            }
         }
         return (numbers(halves.first), numbers(halves.count > 1 ? halves[1] : nil))
     }
@@ -417,7 +433,10 @@ final class WallsScenario: @unchecked Sendable {
     }
 
     static func run(tree: [Int], steps: [Int], label: String, tally: WallsTally) async throws {
-        let scenario = try WallsScenario(label: "\(label) AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\"", tally: tally)
+        let scenario = try WallsScenario(
+            label:
+                "\(label) AUTOSAVE_WALLS_SCENARIO=\"\(tree.map(String.init).joined(separator: ",")) / \(steps.map(String.init).joined(separator: ","))\"",
+            tally: tally)
         try await scenario.run(tree: tree, steps: steps)
     }
 
@@ -483,7 +502,9 @@ final class WallsScenario: @unchecked Sendable {
     func buildSkeleton() {
         let r = root.text
         let o = outside.text
-        for folder in [r, r + "/d/e", r + "/.git/hooks", r + "/.git/objects", r + "/.autosave/conflicts", o + "/dir/sub"] {
+        for folder in [
+            r, r + "/d/e", r + "/.git/hooks", r + "/.git/objects", r + "/.autosave/conflicts", o + "/dir/sub",
+        ] {
             Disk.makeFolders(folder)
         }
         for name in ["a.txt", "d/b.txt", "d/e/c.txt"] { Disk.write(r + "/" + name, token("INSIDE") + "\n") }
@@ -497,9 +518,11 @@ final class WallsScenario: @unchecked Sendable {
         Disk.write(o + "/dir/inner.txt", token("OUTSIDE-SENTINEL") + "\n")
         Disk.write(o + "/dir/sub/deep.txt", token("OUTSIDE-SENTINEL") + "\n")
         pool = [
-            "a.txt", "d/b.txt", "d/e/c.txt", "new.txt", "d/new.txt", "nd/new.txt", "./a.txt", "d/../a.txt", "d/e/../b.txt",
+            "a.txt", "d/b.txt", "d/e/c.txt", "new.txt", "d/new.txt", "nd/new.txt", "./a.txt", "d/../a.txt",
+            "d/e/../b.txt",
             ".git/config", ".git/hooks/pre-commit", ".git/HEAD", ".autosave/agent.lock", ".autosave/new.txt",
-            ".autosave/conflicts/keep.txt.20240101-000000.1", "../outside/secret.txt", "../outside/new.txt", "../new.txt",
+            ".autosave/conflicts/keep.txt.20240101-000000.1", "../outside/secret.txt", "../outside/new.txt",
+            "../new.txt",
             "d/e/../../../outside/dir/inner.txt", outside.text + "/secret.txt", outside.text + "/dir/new.txt",
             // A `/` then U+0301 is one Character to Swift but a separator to the kernel.
             ".git/\u{301}x.txt", ".autosave/\u{301}x.txt", "d/\u{301}x.txt", ".git/hooks/\u{301}pre-commit",
@@ -512,8 +535,10 @@ final class WallsScenario: @unchecked Sendable {
     /// Where links may point: (name, absolute target, is a folder).
     var fileTargets: [RawPath] {
         [
-            root.appending("a.txt"), root.appending("d/b.txt"), outside.appending("secret.txt"), outside.appending("dir/inner.txt"),
-            git.appending("config"), git.appending("HEAD"), git.appending("hooks/pre-commit"), state.appending("agent.lock"),
+            root.appending("a.txt"), root.appending("d/b.txt"), outside.appending("secret.txt"),
+            outside.appending("dir/inner.txt"),
+            git.appending("config"), git.appending("HEAD"), git.appending("hooks/pre-commit"),
+            state.appending("agent.lock"),
             state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1"),
             state.appending("journal/journal.log"), outside.appending("missing.txt"),
             outside.appending("nodir/x.txt"), root.appending("d/missing.txt"),
@@ -522,7 +547,8 @@ final class WallsScenario: @unchecked Sendable {
 
     var folderTargets: [RawPath] {
         [
-            root.appending("d"), root.appending("d/e"), outside, outside.appending("dir"), git, git.appending("hooks"), state,
+            root.appending("d"), root.appending("d/e"), outside, outside.appending("dir"), git, git.appending("hooks"),
+            state,
             state.appending("conflicts"), outside.appending("nodir"),
         ]
     }
@@ -537,7 +563,8 @@ final class WallsScenario: @unchecked Sendable {
         case "dir": return ["inner.txt", "new.txt", "../secret.txt", "sub/deep.txt", "\u{301}x.txt"]
         case ".git": return ["config", "hooks/pre-commit", "new.txt", "\u{301}x.txt", "\u{301}x/new.txt", "../a.txt"]
         case "hooks": return ["pre-commit", "pre-push.sample", "../config", "\u{301}pre-commit", "\u{301}x/pre-commit"]
-        case ".autosave": return ["agent.lock", "new.txt", "\u{301}x.txt", "\u{301}x/new.txt", "conflicts/x.txt", "../a.txt"]
+        case ".autosave":
+            return ["agent.lock", "new.txt", "\u{301}x.txt", "\u{301}x/new.txt", "conflicts/x.txt", "../a.txt"]
         case "conflicts": return ["keep.txt.20240101-000000.1", "x.txt", "../agent.lock"]
         default: return ["x.txt"]
         }
@@ -569,12 +596,19 @@ final class WallsScenario: @unchecked Sendable {
             let choices: [RawPath] =
                 switch kind {
                 case 7: [git.appending("config"), git.appending("hooks/pre-commit"), git.appending("HEAD")]
-                case 8: [
-                    state.appending("agent.lock"), state.appending("new.txt"), state.appending("conflicts/keep.txt.20240101-000000.1"),
-                    state.appending("journal/journal.log"),
-                ]
-                case 9: [outside.appending("secret.txt"), outside.appending("dir/inner.txt"), outside.appending("new.txt")]
-                case 11: [outside.appending("missing.txt"), root.appending("d/missing.txt"), git.appending("hooks/pre-commit"), state.appending("new.txt")]
+                case 8:
+                    [
+                        state.appending("agent.lock"), state.appending("new.txt"),
+                        state.appending("conflicts/keep.txt.20240101-000000.1"),
+                        state.appending("journal/journal.log"),
+                    ]
+                case 9:
+                    [outside.appending("secret.txt"), outside.appending("dir/inner.txt"), outside.appending("new.txt")]
+                case 11:
+                    [
+                        outside.appending("missing.txt"), root.appending("d/missing.txt"),
+                        git.appending("hooks/pre-commit"), state.appending("new.txt"),
+                    ]
                 default: fileTargets
                 }
             makeLink(name + ".txt", to: choices[r.next(choices.count)], absolute: absolute)
@@ -620,7 +654,9 @@ final class WallsScenario: @unchecked Sendable {
             case 0:
                 let target = outside.appending("state-links/journal")
                 Disk.makeFolders(target.text)
-                if Disk.entry(state.appending("journal").text) == nil { symlink(target.text, state.appending("journal").text) }
+                if Disk.entry(state.appending("journal").text) == nil {
+                    symlink(target.text, state.appending("journal").text)
+                }
             case 1:
                 let target = outside.appending("state-links/conflicts")
                 Disk.makeFolders(target.text)
@@ -633,7 +669,9 @@ final class WallsScenario: @unchecked Sendable {
                 let target = r.next(2) == 0 ? outside.appending("state-links/d") : git.appending("objects")
                 Disk.makeFolders(target.text)
                 let at = state.appending("conflicts/d")
-                if Disk.isDirectory(state.appending("conflicts").text), Disk.entry(at.text) == nil { symlink(target.text, at.text) }
+                if Disk.isDirectory(state.appending("conflicts").text), Disk.entry(at.text) == nil {
+                    symlink(target.text, at.text)
+                }
             default:
                 // The whole state directory.
                 if Disk.isDirectory(state.text) {
@@ -644,10 +682,15 @@ final class WallsScenario: @unchecked Sendable {
             }
         default:
             // 10: `..` after a link: the kernel takes it from where the link leads.
-            let targets = [root.appending("d/e"), outside.appending("dir"), git.appending("hooks"), outside.appending("dir/sub")]
+            let targets = [
+                root.appending("d/e"), outside.appending("dir"), git.appending("hooks"), outside.appending("dir/sub"),
+            ]
             let target = targets[r.next(targets.count)]
             makeLink(name, to: target, absolute: absolute)
-            pool += [name + "/../b.txt", name + "/../../a.txt", name + "/../secret.txt", name + "/../config", name + "/../inner.txt"]
+            pool += [
+                name + "/../b.txt", name + "/../../a.txt", name + "/../secret.txt", name + "/../config",
+                name + "/../inner.txt",
+            ]
         }
     }
 
@@ -685,6 +728,14 @@ final class WallsScenario: @unchecked Sendable {
             || inside == Array("conflicts".utf8) || inside.starts(with: Array("agent.sock".utf8))
     }
 
+    /// The state directory itself, or a name in it the agent keeps its own things under.
+    func isAgentsName(_ path: RawPath) -> Bool {
+        guard path != state else { return true }
+        guard path.starts(with: state) else { return false }
+        let inside = Array(path.bytes.dropFirst(state.bytes.count + 1))
+        return ["journal", "conflicts", "agent.sock", "agent.lock"].contains { inside.starts(with: Array($0.utf8)) }
+    }
+
     func place(of path: RawPath) -> String {
         if path.starts(with: git) { return "in .git/" }
         if path.starts(with: state) { return "in the state directory" }
@@ -720,8 +771,17 @@ final class WallsScenario: @unchecked Sendable {
                 checkAgentsOwn(key, before: before, after: after)
                 continue
             }
+            if isAgentsName(key), case .link = before,
+                after == nil || after == .directory || { if case .file = after { true } else { false } }()
+            {
+                // A stranger's link where the agent keeps its own things (the state directory
+                // itself, journal/, conflicts/…): the agent may take the name back; what the link
+                // led to is judged where it is.
+                continue
+            }
             violation(
-                "a", "\(shown(key)) \(place(of: key)) changed: was \(before.map(\.description) ?? "absent"), now \(after.map(\.description) ?? "absent")",
+                "a",
+                "\(shown(key)) \(place(of: key)) changed: was \(before.map(\.description) ?? "absent"), now \(after.map(\.description) ?? "absent")",
                 key: "\(shown(key)) \(before == nil) \(after == nil)")
         }
         // Each change is reported once: the next steps are judged against what is there now.
@@ -743,7 +803,8 @@ final class WallsScenario: @unchecked Sendable {
                 key: "journal \(shown(key))")
         } else if inside.starts(with: Array("conflicts/".utf8)), !Self.isTempName(key) {
             violation(
-                "a", "the conflict copy \(shown(key)) changed: was \(before!), now \(after.map(\.description) ?? "absent")",
+                "a",
+                "the conflict copy \(shown(key)) changed: was \(before!), now \(after.map(\.description) ?? "absent")",
                 key: "copy \(shown(key))")
         }
     }
@@ -778,14 +839,22 @@ final class WallsScenario: @unchecked Sendable {
             for mark in Self.sentinelMarks where text.contains(mark) {
                 let leaked = Self.tokens(in: bytes).filter { $0.hasPrefix(mark) && !sent.contains($0) }
                 guard !leaked.isEmpty else { continue }
-                let source = mark.hasPrefix("OUTSIDE") ? "a file outside the root" : mark.hasPrefix("GIT") ? "a file in .git/" : "a file in the state directory"
+                let source =
+                    mark.hasPrefix("OUTSIDE")
+                    ? "a file outside the root"
+                    : mark.hasPrefix("GIT") ? "a file in .git/" : "a file in the state directory"
                 violation(
-                    "b", "the answer for \(path.map { RawPath($0).description } ?? "the request") carried \(leaked.joined(separator: ", ")) from \(source): \(text.prefix(120).debugDescription)")
+                    "b",
+                    "the answer for \(path.map { RawPath($0).description } ?? "the request") carried \(leaked.joined(separator: ", ")) from \(source): \(text.prefix(120).debugDescription)"
+                )
             }
             guard let path, let target = resolve(path), let twin = twinOf[target] else { continue }
             let foreign = Self.tokens(in: bytes).filter { ownerOf[$0] == twin }
             if !foreign.isEmpty {
-                violation("c", "a read of \(RawPath(path)) (the file \(shown(target))) answered \(foreign.joined(separator: ", ")), the bytes of its twin \(shown(twin))")
+                violation(
+                    "c",
+                    "a read of \(RawPath(path)) (the file \(shown(target))) answered \(foreign.joined(separator: ", ")), the bytes of its twin \(shown(twin))"
+                )
             }
         }
     }
@@ -902,12 +971,15 @@ final class WallsScenario: @unchecked Sendable {
                 if code % 20 == 3 {
                     _ = try await workspace.write(path, Array((text + "\n").utf8), createParents: parents)
                 } else {
-                    try await workspace.accept(path, Array((text + "\n").utf8), createParents: parents).waitUntilDurable()
+                    try await workspace.accept(path, Array((text + "\n").utf8), createParents: parents)
+                        .waitUntilDurable()
                 }
             }
         case 5:
             let text = clientToken(for: path)
-            let edit = TextEdit(range: TextRange(start: TextPosition(line: 0, character: 0), end: TextPosition(line: 0, character: 0)), text: Array((text + "\n").utf8))
+            let edit = TextEdit(
+                range: TextRange(start: TextPosition(line: 0, character: 0), end: TextPosition(line: 0, character: 0)),
+                text: Array((text + "\n").utf8))
             await request("edit: insert \(text) at 0:0 of \(RawPath(path))") {
                 try await workspace.acceptEdits(path, [edit], encoding: .utf8).waitUntilDurable()
             }
@@ -916,7 +988,8 @@ final class WallsScenario: @unchecked Sendable {
             let old = firstLine(path) ?? "INSIDE-0"
             let text = clientToken(for: path)
             sent.formUnion(Self.tokens(in: Array(old.utf8)))
-            let patch = "--- \(Self.header(path, "a/"))\n+++ \(Self.header(path, "b/"))\n@@ -1 +1 @@\n-\(old)\n+\(text)\n"
+            let patch =
+                "--- \(Self.header(path, "a/"))\n+++ \(Self.header(path, "b/"))\n@@ -1 +1 @@\n-\(old)\n+\(text)\n"
             await request("patch \(RawPath(path)): -\(old) +\(text)") { answers += try await self.patch(patch) }
         case 7:
             let text = clientToken(for: path)
@@ -942,13 +1015,18 @@ final class WallsScenario: @unchecked Sendable {
                 let owned = clientToken(for: toName)
                 tally.twinRequests += 1
                 let patch = "--- a/\(fromName)\n+++ b/\(toName)\n@@ -1 +1 @@\n-\(old)\n+\(owned)\n"
-                await request("patch from \(RawPath(fromName)) to its twin \(RawPath(toName))") { answers += try await self.patch(patch) }
+                await request("patch from \(RawPath(fromName)) to its twin \(RawPath(toName))") {
+                    answers += try await self.patch(patch)
+                }
             } else {
                 let old = firstLine(path) ?? "INSIDE-0"
                 sent.formUnion(Self.tokens(in: Array(old.utf8)))
-                let patch = "--- \(Self.header(path, "a/"))\n+++ \(Self.header(path, "b/"))\n@@ -1 +1 @@\n-\(old)\n+\(text)\n"
+                let patch =
+                    "--- \(Self.header(path, "a/"))\n+++ \(Self.header(path, "b/"))\n@@ -1 +1 @@\n-\(old)\n+\(text)\n"
                     + "--- /dev/null\n+++ \(Self.header(other, "b/"))\n@@ -0,0 +1 @@\n+\(second)\n"
-                await request("patch \(RawPath(path)) and create \(RawPath(other))") { answers += try await self.patch(patch) }
+                await request("patch \(RawPath(path)) and create \(RawPath(other))") {
+                    answers += try await self.patch(patch)
+                }
             }
         case 10:
             await request("remove \(RawPath(path))") { _ = try await workspace.remove(path) }
@@ -1020,7 +1098,10 @@ final class WallsScenario: @unchecked Sendable {
 
     /// Conflict copies the agent says it made (to show the generator reaches them).
     func countConflictCopies() {
-        tally.conflictCopies += harness.logs.elements.filter { $0.event == "conflict" && $0.fields["copy"] != nil && $0.fields["copy"] != "nil" }.count
+        tally.conflictCopies +=
+            harness.logs.elements.filter {
+                $0.event == "conflict" && $0.fields["copy"] != nil && $0.fields["copy"] != "nil"
+            }.count
     }
 
     func patch(_ text: String) async throws -> [Answer] {
@@ -1042,7 +1123,8 @@ final class WallsScenario: @unchecked Sendable {
             let name = String(decoding: twin.bytes.dropFirst(root.bytes.count + 1), as: UTF8.self)
             tally.twinRequests += 1
             let action = r.next(3)
-            stepNote = "twins: \(["open", "read", "write"][action]) \(RawPath(name)) (\(index == 0 ? "first" : "then its twin"))"
+            stepNote =
+                "twins: \(["open", "read", "write"][action]) \(RawPath(name)) (\(index == 0 ? "first" : "then its twin"))"
             note("step \(stepIndex): \(stepNote)")
             do {
                 switch action {
@@ -1106,7 +1188,9 @@ final class WallsScenario: @unchecked Sendable {
             stepNote = "swap: \(RawPath(name)) replaced by a link to \(shown(target))"
         case 2:
             // A folder replaced by a link (as a checkout of a branch where it is one).
-            let folders = ["d/e", "d", "na\u{EF}ve", "nai\u{308}ve"].filter { Disk.isDirectory(root.appending($0).text) }
+            let folders = ["d/e", "d", "na\u{EF}ve", "nai\u{308}ve"].filter {
+                Disk.isDirectory(root.appending($0).text)
+            }
             guard !folders.isEmpty else { return }
             let name = folders[r.next(folders.count)]
             let target = folderTargets[r.next(folderTargets.count)]

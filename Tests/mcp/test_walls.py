@@ -45,7 +45,10 @@ from mcp.client.stdio import stdio_client
 
 BINARY = os.path.abspath(os.environ.get("AUTOSAVE_BINARY", ".build/debug/autosave"))
 VERBOSE = bool(os.environ.get("WALLS_VERBOSE"))
-FIXED_SEEDS = list(range(1, 13))
+# Seeds 1-13, two whose state directory holds a link (30: journal/ leads out; 36: the state
+# directory itself does) and one with a link to the agent's lock (42), which the first ones happen
+# not to plant.
+FIXED_SEEDS = list(range(1, 14)) + [30, 36, 42]
 STEPS = int(os.environ.get("WALLS_STEPS", "26"))
 # Autosaves happen between calls too (a save through a link is found by the next check).
 CONFIG = {"autosave": {"delayMs": 300, "maxDelayMs": 3000}}
@@ -252,6 +255,10 @@ class Scenario:
     def plant(self, index):
         rng = self.rng
         kind = rng.randrange(8)
+        if kind == 6 and rng.random() < 0.6:
+            # A link in the state directory may stop the agent at start (a fix may refuse it):
+            # such a seed checks only that nothing was written, so fewer of them.
+            kind = 7
         folder = "d/" if rng.random() < 0.3 else ""
         absolute = rng.random() < 0.5
         name = f"{folder}l{index}"
@@ -325,6 +332,15 @@ class Scenario:
         return (inside.startswith(b"journal") or inside.startswith(b"conflicts/") or inside == b"conflicts"
                 or inside.startswith(b"agent.sock") or (inside == b"agent.lock" and not self.started))
 
+    def agents_name(self, path):
+        """The state directory itself, or a name in it the agent keeps its own things under."""
+        if path == self.state:
+            return True
+        if not under(path, self.state):
+            return False
+        inside = path[len(self.state) + 1:]
+        return inside.startswith((b"journal", b"conflicts", b"agent.sock", b"agent.lock"))
+
     def shown(self, path):
         return shown(path[len(self.home) + 1:])
 
@@ -348,6 +364,11 @@ class Scenario:
                 continue
             if self.agents_own(key):
                 self.check_agents_own(key, before, after)
+                continue
+            if self.agents_name(key) and before and before[0] == "link" and (after is None or after[0] in ("dir", "file")):
+                # A stranger's link where the agent keeps its own things (the state directory
+                # itself, journal/, conflicts/…): the agent may take the name back; what the link
+                # led to is judged where it is.
                 continue
             self.violation("a", f"{self.shown(key)} {self.place(key)} changed: was {describe(before)}, now {describe(after)}",
                            key=(key, before is None, after is None))
@@ -686,6 +707,8 @@ class Scenario:
                 for step in range(STEPS):
                     self.step = step
                     await self.step_once(session)
+                    if VERBOSE:
+                        print(f" step {step}: {self.note}", flush=True)
                     await self.read_back(session)
                     self.check_disk()
                     self.check_twins_on_disk()
@@ -727,7 +750,7 @@ class WallsTests(unittest.TestCase):
                          "the server's tools changed: give the generator the new ones")
         if seeds == FIXED_SEEDS:
             self.assertEqual(called, tools, "every tool the server lists is called")
-            self.assertGreater(totals["accepted"], 80, totals)
+            self.assertGreater(totals["accepted"], 50, totals)
             self.assertGreater(totals["swaps"], 10, totals)
             self.assertGreater(totals["twin"], 5, totals)
             self.assertGreater(totals["link"], 20, totals)
