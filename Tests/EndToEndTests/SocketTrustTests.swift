@@ -1,0 +1,54 @@
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// Sockets we can trust (issue 32, parts 3 and 6), with two real users: the tests run as root and
+/// step down to `nobody` with `setpriv` to play the other user, who squats the private socket
+/// directory.
+///
+/// Elsewhere (not root, no `setpriv`, no `nobody`/`nogroup`) the suite is skipped with the reason.
+@Suite(.enabled(if: OtherUser.isAvailable, "skipped: needs root, /usr/bin/setpriv and the user nobody (group nogroup) to act as another user"))
+struct SocketTrustTests {
+    /// With no `XDG_RUNTIME_DIR` and a root too deep for `<stateDir>/agent.sock`, the socket goes to
+    /// the user's private directory `$TMPDIR/autosave-<uid>` (`/tmp` when TMPDIR is unset; a
+    /// sticky directory of the test's own stands in for it, so other agents on this machine keep
+    /// theirs). Another user made that directory first and listens in it: the agent must still
+    /// start, say whose the directory is, and listen in a fresh private directory of its own,
+    /// which it removes when it stops. Before the fix the socket was a fixed name in the
+    /// world-writable `/tmp`, and squatting it stopped the agent from starting.
+    @Test func aPrivateDirectoryTakenByAnotherUserDoesNotStopTheAgent() async throws {
+        let base = try TemporaryDirectory()
+        chmod(base.path, 0o755)
+        try base.makeDirectory("tmp")
+        chmod(base.url("tmp"), 0o1777)
+        let squatted = base.url("tmp/autosave-\(getuid())")
+        try OtherUser.run(["/bin/mkdir", "-m", "0755", squatted])
+        let planted = try await PlantedServer(socket: squatted + "/squat.sock")
+        let deep = base.url("project/" + String(repeating: "a-long-directory-name/", count: 5) + "root")
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        let agent = try AgentProcess(
+            ["-u", "XDG_RUNTIME_DIR", "TMPDIR=\(base.url("tmp"))", AgentProcess.binary, "run", deep], executable: "/usr/bin/env")
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") || $0.contains("start-failed") }
+        let ignored = agent.stderrLines.elements.first { $0.contains(" socket-dir-ignored ") }
+        #expect(ignored?.contains("path=\(squatted)") == true, "\(agent.stderrLines.elements)")
+        #expect(ignored?.contains("belongs to user nobody") == true)
+        let pointer = try String(contentsOfFile: deep + "/.autosave/agent.sock.path", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let own = (pointer as NSString).deletingLastPathComponent
+        #expect(own.hasPrefix(squatted + "-"), "a fresh directory beside the squatted one: \(pointer)")
+        var status = stat()
+        #expect(lstat(own, &status) == 0 && status.st_uid == getuid() && status.st_mode & 0o7777 == 0o700, "ours, mode 0700")
+        let input = try base.write("input.txt", "hello\n")
+        let written = try await AgentProcess.run(["write", "notes.txt", "--from", input], in: deep)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(written.stdout == #"{"path":"notes.txt","revision":1}"#)
+        let read = try await AgentProcess.run(["cat", "notes.txt"], in: deep)
+        #expect(read.stdout == "hello")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+        #expect(!FileManager.default.fileExists(atPath: own), "the directory made for the run is removed")
+        #expect(!FileManager.default.fileExists(atPath: deep + "/.autosave/agent.sock.path"), "and the pointer to it")
+        #expect(FileManager.default.fileExists(atPath: squatted + "/squat.sock"), "the other user's directory is left alone")
+        #expect(planted.connections.isEmpty, "nothing connected to the squatter")
+    }
+}
