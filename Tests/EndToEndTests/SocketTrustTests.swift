@@ -3,12 +3,75 @@ import Foundation
 import Testing
 
 /// Sockets we can trust (issue 32, parts 3 and 6), with two real users: the tests run as root and
-/// step down to `nobody` with `setpriv` to play the other user, who squats the private socket
-/// directory.
+/// step down to `nobody` with `setpriv` to play the other user, who plants sockets or squats the
+/// private socket directory.
 ///
 /// Elsewhere (not root, no `setpriv`, no `nobody`/`nogroup`) the suite is skipped with the reason.
 @Suite(.enabled(if: OtherUser.isAvailable, "skipped: needs root, /usr/bin/setpriv and the user nobody (group nogroup) to act as another user"))
 struct SocketTrustTests {
+    /// How a client is led to a socket: each must end at the same check.
+    enum Route: String, CaseIterable, CustomTestStringConvertible {
+        case option = "--socket"
+        case environment = "AUTOSAVE_SOCKET"
+        case pointerFile = ".autosave/agent.sock.path"
+        var testDescription: String { rawValue }
+    }
+
+    /// A socket another user planted, reached through `--socket`, `AUTOSAVE_SOCKET` or a pointer
+    /// file a cloned repository shipped: the CLI must refuse it before sending a byte, say whose it
+    /// is, and exit 4. Before the fix the CLI sent the user's text to it and printed its fake
+    /// `{"revision":1}` with exit status 0.
+    @Test(arguments: Route.allCases)
+    func aSocketOfAnotherUserIsRefusedBeforeAnythingIsSent(_ route: Route) async throws {
+        let base = try TemporaryDirectory()
+        chmod(base.path, 0o755)
+        let nest = try OtherUser.directory(base.url("theirs"))
+        let socket = nest + "/agent.sock"
+        let planted = try await PlantedServer(socket: socket)
+        try base.makeDirectory("project")
+        let project = base.url("project")
+        let input = try base.write("input.txt", "my secret text\n")
+        var arguments = ["write", "notes.txt", "--from", input]
+        var executable = AgentProcess.binary
+        switch route {
+        case .option:
+            arguments += ["--socket", socket]
+        case .environment:
+            arguments = ["AUTOSAVE_SOCKET=\(socket)", AgentProcess.binary] + arguments
+            executable = "/usr/bin/env"
+        case .pointerFile:
+            try base.write("project/.autosave/agent.sock.path", socket + "\n")
+        }
+        let result = try await AgentProcess.run(arguments, executable: executable, in: project)
+        #expect(result.status == 4, "exit 4: another user's socket; stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty, "nothing the planted server said is printed")
+        #expect(result.stderr.contains("refused the socket \(socket)"))
+        #expect(result.stderr.contains("runs as user nobody, not as you (user root)"))
+        #expect(result.stderr.contains("nothing was sent to it"))
+        #expect(result.stderr.contains(route == .pointerFile ? "named by \(project)/.autosave/agent.sock.path" : "named by \(route.rawValue)"))
+        let received = try await planted.nextConnection()
+        #expect(received == 0, "the planted server received \(received) bytes")
+        #expect(!FileManager.default.fileExists(atPath: base.url("project/notes.txt")))
+    }
+
+    /// `autosave mcp` looks for a running agent the way the CLI does: a pointer file naming another
+    /// user's socket must not make it join that socket. It refuses it with nothing sent, runs its
+    /// own agent (whose socket takes the pointer's place) and serves through that. Before the fix
+    /// it joined the planted server (`mcp-joined`) and sent it its requests.
+    @Test func mcpRefusesAPlantedSocketAndRunsItsOwnAgent() async throws {
+        let base = try TemporaryDirectory()
+        chmod(base.path, 0o755)
+        let socket = try OtherUser.directory(base.url("theirs")) + "/agent.sock"
+        let planted = try await PlantedServer(socket: socket)
+        try base.write("project/.autosave/agent.sock.path", socket + "\n")
+        let mcp = try await AgentProcess.run(["mcp", base.url("project")])
+        #expect(mcp.status == 0, "\(mcp.stderr)")
+        #expect(!mcp.stderr.contains(" mcp-joined "), "\(mcp.stderr)")
+        #expect(mcp.stderr.contains(" mcp-serving agent=in-process socket=\(base.url("project/.autosave/agent.sock"))"))
+        #expect(try await planted.nextConnection() == 0, "the planted server received nothing")
+        #expect(!base.exists("project/.autosave/agent.sock.path"), "the agent's own socket replaced the planted pointer")
+    }
+
     /// With no `XDG_RUNTIME_DIR` and a root too deep for `<stateDir>/agent.sock`, the socket goes to
     /// the user's private directory `$TMPDIR/autosave-<uid>` (`/tmp` when TMPDIR is unset; a
     /// sticky directory of the test's own stands in for it, so other agents on this machine keep
