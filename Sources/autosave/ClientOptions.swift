@@ -15,11 +15,11 @@ struct ClientOptions: ParsableArguments {
 
     /// Exit code 3: nothing to talk to.
     static let noAgent = ExitCode(3)
-    /// Exit code 4: the socket found is another user's; nothing was sent to it.
+    /// Exit code 4: the agent (or the socket) found is another user's; nothing was sent to it.
     static let anotherUsersAgent = ExitCode(4)
 
     /// Connects to the agent, or prints why not and exits: 3 when none is running, 4 when the
-    /// socket named is another user's.
+    /// folder's agent, or the socket named, is another user's.
     func connect() async throws -> ControlClient {
         let here = FileManager.default.currentDirectoryPath
         let path: String
@@ -33,6 +33,9 @@ struct ClientOptions: ParsableArguments {
             case nil:
                 printError("no agent is running for \(here); start one with `autosave run`")
                 throw Self.noAgent
+            case .anotherUser(let agent):
+                printError(agent.description)
+                throw Self.anotherUsersAgent
             case .socket(let found, let pointer):
                 (path, route) = (found, pointer.map { "named by \($0)" } ?? "found in \(PathText.parent(of: found))")
             }
@@ -85,7 +88,8 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    /// What the nearest state directory `.autosave` at or above `start` holds: a socket.
+    /// What the nearest state directory `.autosave` at or above `start` holds: a socket, or
+    /// another user's agent (then the search stops: that agent is the folder's).
     static func discover(from start: String) -> SocketLocation.Sighting? {
         var directory = PathText.normalized(start)
         while true {

@@ -42,7 +42,7 @@ struct MCPCommand: AsyncParsableCommand {
         ]
         for case .socket(let socket, _)? in candidates {
             // Another user's socket is refused here before anything is sent; an agent is then run
-            // in this process.
+            // in this process, which fails naming the user when the state directory is theirs.
             // Asked, not only connected to: a connection must be used to be closed cleanly.
             if let client = try? await ControlClient(socketPath: socket), (try? await client.call(.status)) != nil { return socket }
         }

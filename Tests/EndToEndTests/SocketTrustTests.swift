@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 /// Sockets we can trust (issue 32, parts 3 and 6), with two real users: the tests run as root and
-/// step down to `nobody` with `setpriv` to play the other user, who plants sockets or squats the
-/// private socket directory.
+/// step down to `nobody` with `setpriv` to play the other user, who plants sockets, squats the
+/// private socket directory, or runs an agent of their own.
 ///
 /// Elsewhere (not root, no `setpriv`, no `nobody`/`nogroup`) the suite is skipped with the reason.
 @Suite(.enabled(if: OtherUser.isAvailable, "skipped: needs root, /usr/bin/setpriv and the user nobody (group nogroup) to act as another user"))
@@ -113,5 +113,48 @@ struct SocketTrustTests {
         #expect(!FileManager.default.fileExists(atPath: deep + "/.autosave/agent.sock.path"), "and the pointer to it")
         #expect(FileManager.default.fileExists(atPath: squatted + "/squat.sock"), "the other user's directory is left alone")
         #expect(planted.connections.isEmpty, "nothing connected to the squatter")
+    }
+
+    /// An agent of root's on a folder `nobody` may enter: `nobody`'s `status` and `stop` say whose
+    /// agent it is (exit 4) instead of "no agent is running … start one", and `nobody`'s `run`
+    /// names root instead of a bare "Permission denied". Before the fix: exit 3, "no agent".
+    @Test func anotherUsersStatusAndStopNameTheAgentsUser() async throws {
+        let project = try TemporaryDirectory()
+        chmod(project.path, 0o755)
+        let agent = try await AgentProcess.started(on: project)
+        for command in ["status", "stop"] {
+            let result = try await OtherUser.runAutosave([command], in: project.path)
+            #expect(result.status == 4, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("an agent of user root is running for \(project.path)"), "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("no agent is running"))
+        }
+        let run = try await OtherUser.runAutosave(["run", project.path], in: project.path)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("its state directory \(project.path)/.autosave belongs to user root"), "\(run.stderr)")
+        #expect(try await AgentProcess.run(["status"], in: project.path).status == 0, "root's agent still serves root")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    /// The other way round: an agent of `nobody`'s, and root's commands in its folder. Root can
+    /// enter every directory, but its client talks to no agent of another user (the agent would
+    /// answer anything it liked, and it serves only its own user anyway): `status` names the user
+    /// and the pid (root can read the lock), and `--socket` at that agent is refused by the peer
+    /// check. Before the fix: exit 1, "the agent closed the connection before answering".
+    @Test func rootsCommandsNameAnotherUsersAgentAndSendItNothing() async throws {
+        let base = try TemporaryDirectory()
+        chmod(base.path, 0o755)
+        let folder = try OtherUser.directory(base.url("theirs"))
+        let agent = try AgentProcess(OtherUser.setpriv + [AgentProcess.binary, "run", folder], executable: "/usr/bin/setpriv")
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "ready") { $0.contains(" ready ") }
+        let status = try await AgentProcess.run(["status"], in: folder)
+        #expect(status.status == 4, "\(status.stderr)")
+        #expect(status.stderr.contains("an agent of user nobody is running for \(folder) (pid \(agent.processIdentifier))"), "\(status.stderr)")
+        let direct = try await AgentProcess.run(["status", "--socket", folder + "/.autosave/agent.sock"], in: base.path)
+        #expect(direct.status == 4, "\(direct.stderr)")
+        #expect(direct.stderr.contains("refused the socket \(folder)/.autosave/agent.sock (named by --socket)"), "\(direct.stderr)")
+        #expect(direct.stderr.contains("runs as user nobody"))
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
     }
 }
