@@ -31,54 +31,41 @@ public enum OtherUser {
     }
 }
 
-/// A socket server another user planted: it answers every connection at once with a fake
-/// successful answer (what would fool a client that trusts it), and prints how many bytes each
-/// connection sent it before closing, so a test can wait for that line.
+/// A socket server another user planted (`Tests/support/planted_server.py`, run as `nobody`): it
+/// answers every connection at once with a fake successful answer (what would fool a client that
+/// trusts it), and prints the bytes it receives as they come and each connection's total when it
+/// ends, so a test can wait for those lines.
 public final class PlantedServer: Sendable {
     /// The server's process (`setpriv` then `python3`), its printed lines recorded.
     public let process: AgentProcess
 
-    /// The server, in Python: it only needs the standard library.
-    static let script = """
-        import socket, sys
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(sys.argv[1])
-        server.listen(16)
-        print("listening", flush=True)
-        while True:
-            connection, _ = server.accept()
-            received = b""
-            try:
-                connection.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"path":"notes.txt","revision":1}}\\n')
-                connection.settimeout(20)
-                while True:
-                    chunk = connection.recv(65536)
-                    if not chunk:
-                        break
-                    received += chunk
-            except OSError:
-                pass
-            connection.close()
-            print("received", len(received), received.hex(), flush=True)
-        """
-
-    /// Starts the server as the other user, listening at `socket`.
-    public init(socket: String) async throws {
-        process = try AgentProcess(OtherUser.setpriv + ["/usr/bin/python3", "-c", Self.script, socket], executable: "/usr/bin/setpriv")
-        _ = try await process.stdoutLines.first(timeout: .seconds(30), "the planted server listening") { $0 == "listening" }
-    }
-
-    /// The byte counts of the connections it has closed so far.
-    public var connections: [Int] {
-        process.stdoutLines.elements.compactMap { line in
-            line.utf8.starts(with: "received ".utf8) ? Int(line.split(separator: " ")[1]) : nil
+    /// The server's Python source, read here and handed over with `-c`: the other user need not
+    /// be able to read the repository.
+    static var script: String {
+        get throws {
+            let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            return try String(contentsOf: repository.appendingPathComponent("Tests/support/planted_server.py"), encoding: .utf8)
         }
     }
 
-    /// Waits for the next connection to end and returns how many bytes it sent.
-    public func nextConnection() async throws -> Int {
-        let line = try await process.stdoutLines.first(timeout: .seconds(30), "a connection to the planted server") {
-            $0.utf8.starts(with: "received ".utf8)
+    /// Starts the server as the other user, listening at `socket`.
+    public init(socket: String) async throws {
+        process = try AgentProcess(OtherUser.setpriv + ["/usr/bin/python3", "-c", try Self.script, socket], executable: "/usr/bin/setpriv")
+        _ = try await process.stdoutLines.first(timeout: .seconds(30), "the planted server listening") { $0 == "listening" }
+    }
+
+    /// The byte counts of the connections that have ended so far.
+    public var connections: [Int] {
+        process.stdoutLines.elements.compactMap { line in
+            line.utf8.starts(with: "closed ".utf8) ? Int(line.split(separator: " ")[1]) : nil
+        }
+    }
+
+    /// Waits for the first connection to end and returns how many bytes it sent.
+    public func firstConnection() async throws -> Int {
+        let line = try await process.stdoutLines.first(timeout: .seconds(30), "a connection to the planted server to end") {
+            $0.utf8.starts(with: "closed ".utf8)
         }
         return Int(line.split(separator: " ")[1]) ?? -1
     }

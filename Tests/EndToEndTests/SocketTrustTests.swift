@@ -49,7 +49,7 @@ struct SocketTrustTests {
         #expect(result.stderr.contains("runs as user nobody, not as you (user root)"))
         #expect(result.stderr.contains("nothing was sent to it"))
         #expect(result.stderr.contains(route == .pointerFile ? "named by \(project)/.autosave/agent.sock.path" : "named by \(route.rawValue)"))
-        let received = try await planted.nextConnection()
+        let received = try await planted.firstConnection()
         #expect(received == 0, "the planted server received \(received) bytes")
         #expect(!FileManager.default.fileExists(atPath: base.url("project/notes.txt")))
     }
@@ -68,7 +68,7 @@ struct SocketTrustTests {
         #expect(mcp.status == 0, "\(mcp.stderr)")
         #expect(!mcp.stderr.contains(" mcp-joined "), "\(mcp.stderr)")
         #expect(mcp.stderr.contains(" mcp-serving agent=in-process socket=\(base.url("project/.autosave/agent.sock"))"))
-        #expect(try await planted.nextConnection() == 0, "the planted server received nothing")
+        #expect(try await planted.firstConnection() == 0, "the planted server received nothing")
         #expect(!base.exists("project/.autosave/agent.sock.path"), "the agent's own socket replaced the planted pointer")
     }
 

@@ -519,26 +519,10 @@ def can_act_as_another_user():
     return os.getuid() == 0 and os.access(AS_NOBODY[0], os.X_OK)
 
 
-PLANTED_SERVER = r"""
-import socket, sys
-server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-server.bind(sys.argv[1])
-server.listen(16)
-print("listening", flush=True)
-while True:
-    connection, _ = server.accept()
-    try:
-        connection.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"root":"/","revision":1}}\n')
-        connection.settimeout(20)
-        while True:
-            chunk = connection.recv(65536)
-            if not chunk:
-                break
-            print("received", len(chunk), flush=True)
-    except OSError:
-        pass
-    connection.close()
-"""
+# A server another user planted: answers with a fake result, prints what it receives (shared with
+# the Swift tests).
+with open(os.path.join(HERE, "..", "..", "..", "Tests", "support", "planted_server.py")) as source:
+    PLANTED_SERVER = source.read()
 
 
 @unittest.skipUnless(can_act_as_another_user(), "needs root, setpriv and the user nobody (group nogroup) to act as another user")
