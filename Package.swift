@@ -117,7 +117,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
-        .testTarget(name: "AutosaveMCPTests", dependencies: ["AutosaveMCP", "AutosaveKit"]),
+        .testTarget(name: "AutosaveMCPTests", dependencies: ["AutosaveMCP", "AutosaveKit", "AutosaveTestKit"]),
     ]
 )
 

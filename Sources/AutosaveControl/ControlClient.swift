@@ -1,24 +1,62 @@
 import AutosaveKit
+import CAutosaveShims
+import Glibc
 import NIOCore
 import NIOPosix
 
-/// A connection to a running agent's control socket.
+/// A connection to a running agent's control socket, made only once the process listening there
+/// is known to be the user's own (or root's).
 public final class ControlClient: Sendable {
     let channel: NIOAsyncChannel<ControlFrame, ByteBuffer>
 
-    /// Connects to `socketPath`.
+    /// Connects to `socketPath` and checks who listens there (`SO_PEERCRED`) before anything is
+    /// sent: a socket path can come from anywhere (`--socket`, `AUTOSAVE_SOCKET`, a pointer file a
+    /// cloned repository shipped), and another user could be listening at it.
     ///
-    /// - Throws: when nothing listens there (no agent is running).
+    /// - Throws: `ControlClientError.anotherUsersSocket` when the listening process runs as
+    ///   another user (not root): the connection is closed with nothing sent;
+    ///   `ControlClientError.peerUnknown` when the kernel would not say who it is;
+    ///   `ControlClientError.unreachable` when nothing listens there (no agent is running) or the
+    ///   path cannot be reached; NIO's error for a path no socket address can hold.
     public init(socketPath: String) async throws {
-        channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.recvAllocator, value: ControlSocketTuning.readAllocator)
-            .channelOption(.socketOption(.so_sndbuf), value: ControlSocketTuning.sendBufferBytes)
-            .connect(unixDomainSocketPath: socketPath) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: 1 << 34, announcer: .result)))
-                    return try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+        let channel: NIOAsyncChannel<ControlFrame, ByteBuffer>
+        let peer: EventLoopFuture<CAutosaveShims_PeerCredentials>
+        do {
+            (channel, peer) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.recvAllocator, value: ControlSocketTuning.readAllocator)
+                .channelOption(.socketOption(.so_sndbuf), value: ControlSocketTuning.sendBufferBytes)
+                .connect(unixDomainSocketPath: socketPath) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let peer = channel.eventLoop.makePromise(of: CAutosaveShims_PeerCredentials.self)
+                        try channel.pipeline.syncOperations.addHandler(PeerCredentialsHandler(promise: peer))
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: 1 << 34, announcer: .result)))
+                        return (try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: channel), peer.futureResult)
+                    }
                 }
-            }
+        } catch let error as IOError {
+            throw ControlClientError.unreachable(socketPath: socketPath, errno: error.errnoCode)
+        }
+        do {
+            try await Self.check(peer, socketPath: socketPath)
+        } catch {
+            try? await channel.executeThenClose { _, _ in }
+            throw error
+        }
+        self.channel = channel
+    }
+
+    /// Refuses a listening process of another user: only this user's own processes, or root's
+    /// (which could act as anyone anyway), may be talked to.
+    private static func check(_ peer: EventLoopFuture<CAutosaveShims_PeerCredentials>, socketPath: String) async throws(ControlClientError) {
+        let credentials: CAutosaveShims_PeerCredentials
+        do {
+            credentials = try await peer.get()
+        } catch {
+            throw .peerUnknown(socketPath: socketPath, reason: "\(error)")
+        }
+        guard credentials.uid == geteuid() || credentials.uid == 0 else {
+            throw .anotherUsersSocket(socketPath: socketPath, uid: credentials.uid, pid: credentials.pid)
+        }
     }
 
     /// Sends one request and returns its result, or throws the agent's error.
@@ -88,16 +126,46 @@ public struct ControlAnswer: Sendable {
 }
 
 /// Why a client request failed.
-public enum ControlClientError: Error, CustomStringConvertible {
+public enum ControlClientError: Error, Equatable, CustomStringConvertible {
     /// The agent answered with an error.
     case refused(String)
     /// The agent closed the connection before answering.
     case disconnected
+    /// The process listening at `socketPath` runs as another user (`uid`, process `pid`): nothing
+    /// was sent to it and the connection is closed.
+    case anotherUsersSocket(socketPath: String, uid: uid_t, pid: Int32)
+    /// The kernel would not tell who listens at `socketPath`; nothing was sent.
+    case peerUnknown(socketPath: String, reason: String)
+    /// Connecting to `socketPath` failed with `errno` (`ECONNREFUSED`, `ENOENT`: nothing listens
+    /// there; `EACCES`: a directory on the way is closed to this user).
+    case unreachable(socketPath: String, errno: Int32)
 
-    public var description: String {
-        switch self {
+    public var description: String { description(route: nil) }
+
+    /// The description, with `route` (how the client came to the socket: `named by --socket`)
+    /// after the socket's path.
+    public func description(route: String?) -> String {
+        let how = route.map { " (\($0))" } ?? ""
+        return switch self {
         case .refused(let message): message
         case .disconnected: "the agent closed the connection before answering"
+        case .anotherUsersSocket(let socketPath, let uid, let pid):
+            "refused the socket \(socketPath)\(how): the process listening there (pid \(pid)) runs as \(UserNames.describe(uid)), "
+                + "not as you (\(UserNames.describe(geteuid()))), so nothing was sent to it"
+        case .unreachable(let socketPath, let code):
+            "cannot connect to \(socketPath)\(how): \(String(cString: strerror(code)))"
+        case .peerUnknown(let socketPath, let reason):
+            "refused the socket \(socketPath)\(how): cannot tell who listens there (\(reason)), so nothing was sent to it"
         }
     }
+
+    /// Whether connecting failed: nothing listens there, or the path cannot be reached.
+    public var isUnreachable: Bool {
+        if case .unreachable = self { true } else { false }
+    }
+
+    /// What to do about a socket of another user, for a message that already said whose it is.
+    public static let anotherUsersSocketAdvice =
+        "If it is that user's agent, run the command as them; if you expected your own agent there, yours is not running: "
+        + "remove that socket, or whatever names it, and start yours with `autosave run`"
 }

@@ -305,8 +305,17 @@ actor CodingAgentSession {
         }
     }
 
+    /// The tool's failure for a request that failed: the agent's own refusal as it said it; a
+    /// socket of another user (refused before anything was sent) or no agent, each saying that
+    /// nothing was changed.
     private static func failure(_ error: any Error, socketPath: String) -> ToolFailure {
-        if let error = error as? ControlClientError { return ToolFailure(error.description) }
-        return ToolFailure("the autosave agent does not answer at \(socketPath) (\(error)); nothing was changed")
+        switch error as? ControlClientError {
+        case .anotherUsersSocket, .peerUnknown:
+            ToolFailure(
+                "\(error); this tool changed nothing. The MCP server's socket is not the autosave agent of the user it runs as: "
+                    + "restart `autosave mcp` as that user, in their project folder")
+        case let error? where !error.isUnreachable: ToolFailure(error.description)
+        default: ToolFailure("the autosave agent does not answer at \(socketPath) (\(error)); nothing was changed")
+        }
     }
 }

@@ -2,28 +2,65 @@ import ArgumentParser
 import AutosaveControl
 import AutosaveKit
 import ByteNames
+import ByteNames
 import FoundationEssentials
 import Glibc
 
 /// How a client command finds its agent: `--socket`, `AUTOSAVE_SOCKET`, or like git finds
-/// `.git`, walking up from the current directory to a state dir with a socket.
+/// `.git`, walking up from the current directory to a state dir with a socket. Whatever named the
+/// socket, the process listening there must be the user's own (or root's) before anything is sent.
 struct ClientOptions: ParsableArguments {
     @Option(name: .long, help: "The agent's control socket (default: $AUTOSAVE_SOCKET, else found by walking up from here).")
     var socket: String?
 
     /// Exit code 3: nothing to talk to.
     static let noAgent = ExitCode(3)
+    /// Exit code 4: the agent (or the socket) found is another user's; nothing was sent to it.
+    static let anotherUsersAgent = ExitCode(4)
 
+    /// Connects to the agent, or prints why not and exits: 3 when none is running, 4 when the
+    /// folder's agent, or the socket named, is another user's.
     func connect() async throws -> ControlClient {
         let here = FileManager.default.currentDirectoryPath
-        guard let path = socket ?? ProcessInfo.processInfo.environment["AUTOSAVE_SOCKET"] ?? Self.discover(from: here) else {
-            printError("no agent is running for \(here); start one with `autosave run`")
-            throw Self.noAgent
+        let path: String
+        let route: String
+        if let socket {
+            (path, route) = (socket, "named by --socket")
+        } else if let variable = ProcessInfo.processInfo.environment["AUTOSAVE_SOCKET"] {
+            (path, route) = (variable, "named by AUTOSAVE_SOCKET")
+        } else {
+            switch Self.discover(from: here) {
+            case nil:
+                printError("no agent is running for \(here); start one with `autosave run`")
+                throw Self.noAgent
+            case .anotherUser(let agent):
+                printError(agent.description)
+                throw Self.anotherUsersAgent
+            case .socket(let found, let pointer):
+                (path, route) = (found, pointer.map { "named by \($0)" } ?? "found in \(PathText.parent(of: found))")
+            }
         }
         do {
             return try await ControlClient(socketPath: path)
+        } catch let error as ControlClientError {
+            switch error {
+            case .anotherUsersSocket:
+                printError(error.description(route: route) + ". " + ControlClientError.anotherUsersSocketAdvice)
+                throw Self.anotherUsersAgent
+            case .unreachable(_, EACCES):
+                printError(
+                    "cannot reach the socket \(path) (\(route)): permission denied, so a directory on the way is closed to you "
+                        + "(\(UserNames.describe(geteuid()))); if an agent listens there it is another user's")
+                throw Self.noAgent
+            case .unreachable:
+                printError("no agent is running for \(here) (nothing listens on \(path)); start one with `autosave run`")
+                throw Self.noAgent
+            default:
+                printError(error.description(route: route))
+                throw ExitStatus.failure
+            }
         } catch {
-            printError("no agent is running for \(here) (nothing listens on \(path)); start one with `autosave run`")
+            printError("no agent is running for \(here) (nothing listens on \(path): \(error)); start one with `autosave run`")
             throw Self.noAgent
         }
     }
@@ -51,10 +88,13 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    static func discover(from start: String) -> String? {
+    /// What the nearest state directory `.autosave` at or above `start` holds: a socket, or
+    /// another user's agent (then the search stops: that agent is the folder's).
+    static func discover(from start: String) -> SocketLocation.Sighting? {
         var directory = PathText.normalized(start)
         while true {
-            if let socket = SocketLocation.find(stateDirectory: directory + "/.autosave") { return socket }
+            let root = directory.isSameName(as: "/") ? "" : directory
+            if let sighting = SocketLocation.find(stateDirectory: root + "/.autosave", root: directory) { return sighting }
             if directory == "/" || directory.isEmpty { return nil }
             directory = PathText.parent(of: directory)
         }

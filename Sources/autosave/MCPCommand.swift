@@ -37,8 +37,12 @@ struct MCPCommand: AsyncParsableCommand {
     /// The socket of an agent that answers for the configuration's root (its own state directory,
     /// else one found walking up, as the CLI finds it).
     static func runningAgent(for resolved: ResolvedConfiguration) async -> String? {
-        let candidates = [SocketLocation.find(stateDirectory: resolved.stateDirectory), ClientOptions.discover(from: resolved.root)]
-        for case let socket? in candidates {
+        let candidates = [
+            SocketLocation.find(stateDirectory: resolved.stateDirectory, root: resolved.root), ClientOptions.discover(from: resolved.root),
+        ]
+        for case .socket(let socket, _)? in candidates {
+            // Another user's socket is refused here before anything is sent; an agent is then run
+            // in this process, which fails naming the user when the state directory is theirs.
             // Asked, not only connected to: a connection must be used to be closed cleanly.
             if let client = try? await ControlClient(socketPath: socket), (try? await client.call(.status)) != nil { return socket }
         }

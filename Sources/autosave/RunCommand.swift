@@ -67,9 +67,10 @@ extension RunCommand {
         let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment()) { workspace, onListening in
             // Worked out each time: the state directory may have been made again, or moved with
             // the root, since.
-            let socketPath = SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root)
+            let location = try SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root, logger: logger)
+            defer { location.release() }
             let server = ControlServer(
-                socketPath: socketPath, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
+                socketPath: location.path, workspace: workspace, maxRequestBytes: maxRequestBytes, logger: logger,
                 requestShutdown: { shutdown.trigger() })
             try await server.run(listening: { path in
                 onListening(path)

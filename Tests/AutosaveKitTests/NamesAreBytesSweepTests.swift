@@ -30,6 +30,7 @@ import Testing
         ("AutosaveTestKit/LogCapture.swift", "var fields: [String: String] = [:]", "log fields, keyed by field name"),
         ("AutosaveKit/Config/JSONReader.swift", "var keys: Set<String> = []", "JSON object keys"),
         ("AutosaveKit/Buffers/OrphanedEdits.swift", "environment: [String: String]", "environment variables"),
+        ("AutosaveKit/Agent/SocketLocation.swift", "environment: [String: String]", "environment variables"),
         ("AutosaveKit/FileSystem/OpenWriters.swift", #"line.hasPrefix("flags:")"#, "a line of /proc/PID/fdinfo"),
         ("AutosaveKit/Writing/AtomicWriter.swift", #"line.hasPrefix("Umask:")"#, "a line of /proc/self/status"),
         ("AutosaveKit/Config/Configuration+Decoding.swift", #"$0.hasPrefix(section + ".")"#, "configuration keys"),

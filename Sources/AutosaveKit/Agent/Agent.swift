@@ -40,12 +40,19 @@ public struct Agent: Service {
     /// place with the same lock (its file moved along) and every unsaved edit.
     ///
     /// - Throws: `StateDirectory.LinkFound` when a symbolic link is in the state directory or on
-    ///   the way to it, `InotifyError` when the root cannot be watched at all, `JournalError` when the
-    ///   journal cannot be used, the control socket's error when it cannot listen at start,
-    ///   `RootRemoved` when the root was deleted under the agent.
+    ///   the way to it, `AgentLock.LockError` when the lock cannot be taken
+    ///   (`OtherUsersStateDirectory` when the state directory is another user's, naming them),
+    ///   `InotifyError` when the root cannot be watched at all, `JournalError` when the journal
+    ///   cannot be used, the control socket's error when it cannot listen at start, `RootRemoved`
+    ///   when the root was deleted under the agent.
     public func run() async throws {
         try StateDirectory.verify(configuration.stateDirectory, root: configuration.root)
-        let lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
+        let lock: LockBox
+        do {
+            lock = LockBox(try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root))
+        } catch {
+            throw OtherUsersStateDirectory.explaining(error, stateDirectory: configuration.stateDirectory, root: configuration.root)
+        }
         defer { withExtendedLifetime(lock) {} }
         let clock = ContinuousClock()
         let stopping = StopwatchBox()

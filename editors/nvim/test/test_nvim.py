@@ -8,8 +8,10 @@ with generous timeouts, never bare sleeps.
 
     AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
 """
+import grp
 import json
 import os
+import pwd
 import random
 import shutil
 import signal
@@ -502,6 +504,84 @@ class AgentLifeTests(PluginTestCase):
         self.keys("Ay<Esc>")
         self.nvim.command("write")
         self.assertEqual(self.read("big.txt"), b"x" * 2000 + b"y\n")
+
+
+# The other user the trust tests act as, reached with setpriv (root only).
+AS_NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+def can_act_as_another_user():
+    try:
+        pwd.getpwnam("nobody")
+        grp.getgrnam("nogroup")
+    except KeyError:
+        return False
+    return os.getuid() == 0 and os.access(AS_NOBODY[0], os.X_OK)
+
+
+# A server another user planted: answers with a fake result, prints what it receives (shared with
+# the Swift tests).
+with open(os.path.join(HERE, "..", "..", "..", "Tests", "support", "planted_server.py")) as source:
+    PLANTED_SERVER = source.read()
+
+
+@unittest.skipUnless(can_act_as_another_user(), "needs root, setpriv and the user nobody (group nogroup) to act as another user")
+class OtherUsersSocketTests(PluginTestCase):
+    """Sockets of another user (issue 32): the plugin refuses them before it sends anything."""
+
+    def plant(self):
+        """Starts a server of `nobody`'s listening in a folder of theirs (it answers every connection
+        with a fake result and prints the size of every chunk it receives, as it comes); returns
+        its socket."""
+        os.chmod(self.home, 0o755)
+        theirs = os.path.join(self.home, "theirs")
+        os.mkdir(theirs)
+        os.chown(theirs, pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid)
+        socket_path = os.path.join(theirs, "agent.sock")
+        self.planted = subprocess.Popen(AS_NOBODY + ["/usr/bin/python3", "-c", PLANTED_SERVER, socket_path],
+                                        stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (self.planted.kill(), self.planted.wait(), self.planted.stdout.close()))
+        self.assertEqual(self.planted.stdout.readline().strip(), "listening")
+        return socket_path
+
+    def received(self):
+        """Stops the planted server and returns the sizes of the chunks it received."""
+        self.planted.kill()
+        output = self.planted.stdout.read()
+        return [int(line.split()[1]) for line in output.splitlines() if line.startswith("received ")]
+
+    def refuses(self, socket_path, words):
+        self.write("a.txt", "a\n")
+        os.makedirs(os.path.join(self.root, ".autosave"))
+        with open(os.path.join(self.root, ".autosave", "agent.sock.path"), "w") as f:
+            f.write(socket_path + "\n")
+        self.start_nvim()
+        self.nvim.command("edit " + os.path.join(self.root, "a.txt"))
+        note = wait_for(lambda: [n for n in self.notes() if "refused the socket " + socket_path in n], "the refusal")[0]
+        self.assertIn(words, note)
+        self.assertIn("nothing was sent to it", note)
+        self.assertFalse(self.status().get("connected"))
+        # Neovim writes the file itself, as with no agent.
+        self.keys("Ab<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("a.txt"), b"ab\n")
+        self.assertEqual(self.received(), [], "the planted server received nothing")
+
+    def test_a_socket_file_of_another_user_is_refused_unopened(self):
+        self.refuses(self.plant(), "it belongs to user nobody")
+
+    def test_a_socket_file_made_to_look_ours_is_refused_by_who_listens(self):
+        if not self.nvim_has_ffi():
+            self.skipTest("this Neovim has no LuaJIT FFI to ask SO_PEERCRED")
+        socket_path = self.plant()
+        # The file's owner says root; the process listening is still nobody's.
+        os.chown(socket_path, 0, 0)
+        self.refuses(socket_path, "runs as user nobody")
+
+    def nvim_has_ffi(self):
+        probe = subprocess.run(["nvim", "--headless", "--clean", "-c", "lua io.stdout:write(tostring(pcall(require, 'ffi')))", "-c", "qa!"],
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        return probe.stdout.strip().startswith("true")
 
 
 if __name__ == "__main__":

@@ -84,7 +84,11 @@ function Agent:connect()
     on_event = function(event) self:event(event) end,
     on_close = function(reason) self:lost(reason) end,
   }, function(err)
-    if err then return end
+    if err then
+      -- Another user's agent: said once, and the buffers stay with Neovim's own writing.
+      if self.conn.refused then say_once("refused:" .. self.socket, self.conn.refused, vim.log.levels.WARN) end
+      return
+    end
     self.conn:request("status", vim.empty_dict(), function(_, result)
       if type(result) == "table" then self.root = result.root end
     end)
@@ -255,12 +259,17 @@ function M.attach(buf, explicit, renamed)
     if explicit and not existing.agent:is_connected() then M.look_for_agents() end
     return
   end
-  local socket, state = connection.find(directory_of(buf))
+  local socket, state, refused = connection.find(directory_of(buf))
   if not socket then
     waiting[buf] = true
-    reasons[buf] = "no agent runs for " .. directory_of(buf)
-    local message = "no agent runs for " .. directory_of(buf) .. "; Neovim writes files itself (it attaches once one runs)"
-    if explicit then say(message, vim.log.levels.WARN) else say_once("no-agent", message) end
+    reasons[buf] = refused or ("no agent runs for " .. directory_of(buf))
+    if refused then
+      local message = refused .. "; Neovim writes files itself"
+      if explicit then say(message, vim.log.levels.WARN) else say_once("refused:" .. refused, message, vim.log.levels.WARN) end
+    else
+      local message = "no agent runs for " .. directory_of(buf) .. "; Neovim writes files itself (it attaches once one runs)"
+      if explicit then say(message, vim.log.levels.WARN) else say_once("no-agent", message) end
+    end
     start_timer()
     return
   end
