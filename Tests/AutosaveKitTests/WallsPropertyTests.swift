@@ -585,10 +585,10 @@ final class WallsScenario: @unchecked Sendable {
         // Past the generator's range: plants nothing (the shrinker's way to drop a planting and
         // keep the names of the others, which count plantings).
         guard code < Self.noPlanting else { return }
-        var r = SplitMix(code)
+        var r = splitMix(code)
         let kind = code % 12
-        let folder = r.next(3) == 0 ? "d/" : ""
-        let absolute = r.next(2) == 0
+        let folder = r.below(3) == 0 ? "d/" : ""
+        let absolute = r.below(2) == 0
         let name = "\(folder)l\(index)"
         switch kind {
         case 0, 7, 8, 9, 11:
@@ -611,19 +611,19 @@ final class WallsScenario: @unchecked Sendable {
                     ]
                 default: fileTargets
                 }
-            makeLink(name + ".txt", to: choices[r.next(choices.count)], absolute: absolute)
+            makeLink(name + ".txt", to: choices[r.below(choices.count)], absolute: absolute)
             pool += [name + ".txt", "d/../" + name + ".txt"]
         case 1:
-            let target = folderTargets[r.next(folderTargets.count)]
+            let target = folderTargets[r.below(folderTargets.count)]
             makeLink(name, to: target, absolute: absolute)
             pool += children(of: target).map { name + "/" + $0 }
         case 2:
             // A chain: name → name-b → a target.
-            let isFolder = r.next(2) == 0
-            let target = isFolder ? folderTargets[r.next(folderTargets.count)] : fileTargets[r.next(fileTargets.count)]
+            let isFolder = r.below(2) == 0
+            let target = isFolder ? folderTargets[r.below(folderTargets.count)] : fileTargets[r.below(fileTargets.count)]
             let suffix = isFolder ? "" : ".txt"
             makeLink(name + "b" + suffix, to: target, absolute: absolute)
-            makeLink(name + suffix, to: root.appending(name + "b" + suffix), absolute: r.next(2) == 0)
+            makeLink(name + suffix, to: root.appending(name + "b" + suffix), absolute: r.below(2) == 0)
             pool += isFolder ? children(of: target).map { name + "/" + $0 } : [name + suffix, name + "b" + suffix]
         case 3, 4, 5:
             // NFC/NFD twins: at the root, in d/, or as twin folders; both, or one of them.
@@ -633,7 +633,7 @@ final class WallsScenario: @unchecked Sendable {
                 case 4: ("d/r\u{E9}sum\u{E9}.md", "d/re\u{301}sume\u{301}.md")
                 default: ("na\u{EF}ve/x.txt", "nai\u{308}ve/x.txt")
                 }
-            let which = r.next(3)
+            let which = r.below(3)
             for (spelling, exists) in [(nfc, which != 2), (nfd, which != 1)] {
                 let path = root.appending(spelling)
                 if exists, Disk.entry(path.text) == nil {
@@ -650,7 +650,7 @@ final class WallsScenario: @unchecked Sendable {
         case 6:
             // A state-directory component that is a symlink.
             Disk.makeFolders(outside.text + "/state-links")
-            switch r.next(5) {
+            switch r.below(5) {
             case 0:
                 let target = outside.appending("state-links/journal")
                 Disk.makeFolders(target.text)
@@ -666,7 +666,7 @@ final class WallsScenario: @unchecked Sendable {
                 }
             case 2, 3:
                 // conflicts/d (or conflicts/na…ve) → outside, or into .git
-                let target = r.next(2) == 0 ? outside.appending("state-links/d") : git.appending("objects")
+                let target = r.below(2) == 0 ? outside.appending("state-links/d") : git.appending("objects")
                 Disk.makeFolders(target.text)
                 let at = state.appending("conflicts/d")
                 if Disk.isDirectory(state.appending("conflicts").text), Disk.entry(at.text) == nil {
@@ -685,7 +685,7 @@ final class WallsScenario: @unchecked Sendable {
             let targets = [
                 root.appending("d/e"), outside.appending("dir"), git.appending("hooks"), outside.appending("dir/sub"),
             ]
-            let target = targets[r.next(targets.count)]
+            let target = targets[r.below(targets.count)]
             makeLink(name, to: target, absolute: absolute)
             pool += [
                 name + "/../b.txt", name + "/../../a.txt", name + "/../secret.txt", name + "/../config",
@@ -887,9 +887,9 @@ final class WallsScenario: @unchecked Sendable {
     // MARK: - Steps
 
     /// A path from the pool, maybe in another form (absolute, `./`).
-    func pick(_ r: inout SplitMix) -> String {
-        let path = pool[r.next(pool.count)]
-        switch r.next(6) {
+    func pick(_ r: inout SplitMix64) -> String {
+        let path = pool[r.below(pool.count)]
+        switch r.below(6) {
         case 0 where path.utf8.first != UInt8(ascii: "/"): return root.text + "/" + path
         case 1 where path.utf8.first != UInt8(ascii: "/"): return "./" + path
         default: return path
@@ -929,7 +929,7 @@ final class WallsScenario: @unchecked Sendable {
     typealias Answer = (path: String?, bytes: [UInt8])
 
     func perform(_ code: Int) async -> ([Answer], Set<String>) {
-        var r = SplitMix(code)
+        var r = splitMix(code)
         let workspace = harness.workspace
         var answers: [Answer] = []
         var sent: Set<String> = []
@@ -966,7 +966,7 @@ final class WallsScenario: @unchecked Sendable {
             await request("open \(RawPath(path))") { _ = try await workspace.open(path) }
         case 3, 4:
             let text = clientToken(for: path)
-            let parents = r.next(2) == 0
+            let parents = r.below(2) == 0
             await request("write \(text) to \(RawPath(path))\(parents ? " createParents" : "")") {
                 if code % 20 == 3 {
                     _ = try await workspace.write(path, Array((text + "\n").utf8), createParents: parents)
@@ -1007,7 +1007,7 @@ final class WallsScenario: @unchecked Sendable {
             let text = clientToken(for: path)
             let second = clientToken(for: other)
             let twins = twinOf.keys.sorted()
-            if r.next(2) == 0, let from = twins.isEmpty ? nil : twins[r.next(twins.count)], let to = twinOf[from] {
+            if r.below(2) == 0, let from = twins.isEmpty ? nil : twins[r.below(twins.count)], let to = twinOf[from] {
                 let fromName = String(decoding: from.bytes.dropFirst(root.bytes.count + 1), as: UTF8.self)
                 let toName = String(decoding: to.bytes.dropFirst(root.bytes.count + 1), as: UTF8.self)
                 let old = firstLine(fromName) ?? "TWIN-0"
@@ -1031,17 +1031,17 @@ final class WallsScenario: @unchecked Sendable {
         case 10:
             await request("remove \(RawPath(path))") { _ = try await workspace.remove(path) }
         case 11:
-            if r.next(3) == 0 {
+            if r.below(3) == 0 {
                 await request("saveAll") { try await workspace.saveAll() }
             } else {
                 // Often a buffer that is open: a save of one that is not is refused.
                 let open = await workspace.status().map(\.path)
-                let target = !open.isEmpty && r.next(2) == 0 ? open[r.next(open.count)] : path
+                let target = !open.isEmpty && r.below(2) == 0 ? open[r.below(open.count)] : path
                 await request("save \(RawPath(target))") { try await workspace.save([target]) }
             }
         case 12:
             let open = await workspace.status().map(\.path)
-            let target = !open.isEmpty && r.next(2) == 0 ? open[r.next(open.count)] : path
+            let target = !open.isEmpty && r.below(2) == 0 ? open[r.below(open.count)] : path
             await request("close \(RawPath(target))") { try await workspace.close(target) }
         case 13:
             await request("status") {
@@ -1070,12 +1070,12 @@ final class WallsScenario: @unchecked Sendable {
     /// The agent stops as after `kill -9` (unsaved edits only in the journal), maybe a swap is made
     /// while it is down (a checkout), and a new one starts: recovery reopens and saves every path
     /// the journal names.
-    func crashAndRestart(_ r: inout SplitMix) async {
+    func crashAndRestart(_ r: inout SplitMix64) async {
         stepNote = "kill -9 and restart"
         note("step \(stepIndex): \(stepNote)")
         countConflictCopies()
         await harness.workspace._abandon()
-        if r.next(2) == 0 { await swap(&r, settling: false) }
+        if r.below(2) == 0 { await swap(&r, settling: false) }
         stepNote = "kill -9, \(stepNote == "kill -9 and restart" ? "" : stepNote + ", ")restart (recovery)"
         do {
             harness = try await Self.startHarness(root: root, state: state)
@@ -1110,19 +1110,19 @@ final class WallsScenario: @unchecked Sendable {
     }
 
     /// One twin opened, read or written, then the other spelling of it.
-    func twinDance(_ r: inout SplitMix, answers: inout [Answer]) async {
+    func twinDance(_ r: inout SplitMix64, answers: inout [Answer]) async {
         let twins = twinOf.keys.sorted()
         guard !twins.isEmpty else {
             stepNote = "no twins in this tree"
             return
         }
-        let first = twins[r.next(twins.count)]
+        let first = twins[r.below(twins.count)]
         let second = twinOf[first]!
         let workspace = harness.workspace
         for (index, twin) in [first, second].enumerated() {
             let name = String(decoding: twin.bytes.dropFirst(root.bytes.count + 1), as: UTF8.self)
             tally.twinRequests += 1
-            let action = r.next(3)
+            let action = r.below(3)
             stepNote =
                 "twins: \(["open", "read", "write"][action]) \(RawPath(name)) (\(index == 0 ? "first" : "then its twin"))"
             note("step \(stepIndex): \(stepNote)")
@@ -1145,16 +1145,16 @@ final class WallsScenario: @unchecked Sendable {
     }
 
     /// A tool edits a file inside the root (a real file, never through a link): the buffers merge it.
-    func externalEdit(_ r: inout SplitMix) async {
+    func externalEdit(_ r: inout SplitMix64) async {
         let candidates = insideFiles.filter { Disk.isFile(root.appending($0).text) }
         guard !candidates.isEmpty else { return }
-        let name = candidates[r.next(candidates.count)]
+        let name = candidates[r.below(candidates.count)]
         let text = token("EXT")
         let target = root.appending(name)
         if twinOf[target] != nil { ownerOf[text] = target }
         stepNote = "a tool writes \(text) to \(RawPath(name))"
         note("step \(stepIndex): \(stepNote)")
-        if r.next(2) == 0 {
+        if r.below(2) == 0 {
             Disk.write(target.text, text + "\n")
         } else {
             let temp = target.split.parent.appending(".walls-edit.tmp~")
@@ -1165,20 +1165,20 @@ final class WallsScenario: @unchecked Sendable {
     }
 
     /// A swap between requests, as `git checkout`, `ln -sfn` or a hostile tool makes it.
-    func swap(_ r: inout SplitMix, settling: Bool = true) async {
+    func swap(_ r: inout SplitMix64, settling: Bool = true) async {
         counter += 1
-        let variant = r.next(6)
-        let absolute = r.next(2) == 0
+        let variant = r.below(6)
+        let absolute = r.below(2) == 0
         let open = await harness.workspace.status().map(\.path)
         switch variant {
         case 0, 1:
             // A file (one open in a buffer, when there is one) replaced by a link, by a rename over it.
             let files = insideFiles.filter { Disk.isFile(root.appending($0).text) }
             let preferred = files.filter { file in open.contains { RawPath($0) == RawPath(file) } }
-            let choices = preferred.isEmpty || r.next(4) == 0 ? files : preferred
+            let choices = preferred.isEmpty || r.below(4) == 0 ? files : preferred
             guard !choices.isEmpty else { return }
-            let name = choices[r.next(choices.count)]
-            let target = fileTargets[r.next(fileTargets.count)]
+            let name = choices[r.below(choices.count)]
+            let target = fileTargets[r.below(fileTargets.count)]
             let temp = "\(name).swap\(counter)"
             guard Disk.isDirectory(root.appending(name).split.parent.text) else { return }
             makeLink(temp, to: target, absolute: absolute)
@@ -1192,8 +1192,8 @@ final class WallsScenario: @unchecked Sendable {
                 Disk.isDirectory(root.appending($0).text)
             }
             guard !folders.isEmpty else { return }
-            let name = folders[r.next(folders.count)]
-            let target = folderTargets[r.next(folderTargets.count)]
+            let name = folders[r.below(folders.count)]
+            let target = folderTargets[r.below(folderTargets.count)]
             rename(root.appending(name).text, root.appending(name + ".moved\(counter)").text)
             makeLink(name, to: target, absolute: absolute)
             stepNote = "swap: folder \(RawPath(name)) replaced by a link to \(shown(target))"
@@ -1201,9 +1201,9 @@ final class WallsScenario: @unchecked Sendable {
             // A link retargeted (ln -sfn: a new link renamed over it).
             let current = links.filter { Disk.isLink(root.appending($0).text) }
             guard !current.isEmpty else { return }
-            let name = current[r.next(current.count)]
+            let name = current[r.below(current.count)]
             let all = fileTargets + folderTargets
-            let target = all[r.next(all.count)]
+            let target = all[r.below(all.count)]
             let temp = "\(name).swap\(counter)"
             makeLink(temp, to: target, absolute: absolute)
             links.removeAll { $0 == temp }
@@ -1214,8 +1214,8 @@ final class WallsScenario: @unchecked Sendable {
             let current = links.filter { Disk.isLink(root.appending($0).text) }
             let files = insideFiles.filter { Disk.isFile(root.appending($0).text) }
             guard !current.isEmpty, !files.isEmpty else { return }
-            let link = current[r.next(current.count)]
-            let file = files[r.next(files.count)]
+            let link = current[r.below(current.count)]
+            let file = files[r.below(files.count)]
             rename(root.appending(link).text, root.appending(file).text)
             links.removeAll { $0 == link }
             if !links.contains(file) { links.append(file) }
@@ -1225,10 +1225,10 @@ final class WallsScenario: @unchecked Sendable {
             guard Disk.isDirectory(state.text) else { return }
             Disk.makeFolders(state.appending("conflicts").text)
             let names = ["conflicts/d", "conflicts/na\u{EF}ve", "conflicts/d/e"]
-            let name = names[r.next(names.count)]
+            let name = names[r.below(names.count)]
             let at = state.appending(name)
             guard Disk.isDirectory(at.split.parent.text) else { return }
-            let target = r.next(2) == 0 ? outside.appending("dir/sub") : git.appending("objects")
+            let target = r.below(2) == 0 ? outside.appending("dir/sub") : git.appending("objects")
             if Disk.entry(at.text) != nil { rename(at.text, at.text + ".moved\(counter)") }
             symlink(absolute ? target.text : Disk.relative(from: at.split.parent, to: target), at.text)
             stepNote = "swap: state directory's \(name) replaced by a link to \(shown(target))"
@@ -1245,16 +1245,8 @@ final class WallsScenario: @unchecked Sendable {
     }
 }
 
-/// A small seeded generator for a step's choices (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(_ seed: Int) { state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 &+ 0x1234_5678 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+/// The generator a step's or a tree's code seeds (`SplitMix64`, its seed spread as before, so
+/// the known holes' codes still name the same choices).
+func splitMix(_ code: Int) -> SplitMix64 {
+    SplitMix64(seed: UInt64(truncatingIfNeeded: code) &* 0x9E37_79B9_7F4A_7C15 &+ 0x1234_5678)
 }
