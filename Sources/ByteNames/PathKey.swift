@@ -8,15 +8,19 @@ public struct PathKey: Hashable, Comparable, Sendable, CustomStringConvertible, 
     /// The name as the agent spells it everywhere else (logs, the protocol).
     public let text: String
 
+    /// The key of `text`'s bytes.
     public init(_ text: String) { self.text = text }
 
+    /// The key of a literal's bytes.
     public init(stringLiteral text: String) { self.text = text }
 
+    /// Whether the two are the same bytes.
     public static func == (lhs: PathKey, rhs: PathKey) -> Bool { lhs.text.isSameName(as: rhs.text) }
 
     /// Byte order: the order `ls` shows with `LC_ALL=C`, and the same on every run.
     public static func < (lhs: PathKey, rhs: PathKey) -> Bool { lhs.text.utf8.lexicographicallyPrecedes(rhs.text.utf8) }
 
+    /// Hashes the bytes (not the canonical form `String` hashes).
     public func hash(into hasher: inout Hasher) {
         let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {

@@ -12,24 +12,29 @@ public struct PathMap<Value>: Sequence, ExpressibleByDictionaryLiteral {
         for (path, value) in entries { storage[PathKey(path)] = value }
     }
 
+    /// The value for `path` (byte for byte); nil sets none.
     public subscript(path: String) -> Value? {
         get { storage[PathKey(path)] }
         set { storage[PathKey(path)] = newValue }
     }
 
+    /// The value for `path`, `value` when there is none (in place, as `Dictionary`'s).
     public subscript(path: String, default value: @autoclosure () -> Value) -> Value {
         get { storage[PathKey(path), default: value()] }
         _modify { yield &storage[PathKey(path), default: value()] }
     }
 
+    /// Sets the value for `path`; returns the one it replaced.
     @discardableResult
     public mutating func updateValue(_ value: Value, forKey path: String) -> Value? {
         storage.updateValue(value, forKey: PathKey(path))
     }
 
+    /// Removes `path`'s entry; returns its value.
     @discardableResult
     public mutating func removeValue(forKey path: String) -> Value? { storage.removeValue(forKey: PathKey(path)) }
 
+    /// Removes every entry.
     public mutating func removeAll() { storage.removeAll() }
 
     /// Takes in `other`'s entries; `combine` picks the value where both have one.
@@ -55,6 +60,7 @@ public struct PathMap<Value>: Sequence, ExpressibleByDictionaryLiteral {
         return result
     }
 
+    /// Makes room for `count` entries.
     public mutating func reserveCapacity(_ count: Int) { storage.reserveCapacity(count) }
 
     /// The paths, in no particular order.
@@ -63,12 +69,16 @@ public struct PathMap<Value>: Sequence, ExpressibleByDictionaryLiteral {
     /// The paths in byte order (the same order every run).
     public var sortedKeys: [String] { storage.keys.sorted().map(\.text) }
 
+    /// The values, in no particular order.
     public var values: Dictionary<PathKey, Value>.Values { storage.values }
 
+    /// How many entries.
     public var count: Int { storage.count }
 
+    /// Whether there is none.
     public var isEmpty: Bool { storage.isEmpty }
 
+    /// The entries as `(key: path, value:)`, in no particular order.
     public func makeIterator() -> some IteratorProtocol<(key: String, value: Value)> {
         storage.lazy.map { (key: $0.key.text, value: $0.value) }.makeIterator()
     }
@@ -80,33 +90,44 @@ extension PathMap: Equatable where Value: Equatable {}
 
 /// A set of paths compared byte for byte (`PathKey`).
 public struct PathSet: Sequence, Sendable, Equatable, ExpressibleByArrayLiteral {
+    /// The paths, as bytes.
     public private(set) var storage: Set<PathKey> = []
 
+    /// An empty set.
     public init() {}
 
+    /// The set of `paths`.
     public init<S: Sequence>(_ paths: S) where S.Element == String { storage = Set(paths.map { PathKey($0) }) }
 
+    /// The set of `paths`.
     public init(arrayLiteral paths: String...) { self.init(paths) }
 
+    /// Whether `path` is in the set, byte for byte.
     public func contains(_ path: String) -> Bool { storage.contains(PathKey(path)) }
 
+    /// Adds `path`; whether it was not there yet.
     @discardableResult
     public mutating func insert(_ path: String) -> Bool { storage.insert(PathKey(path)).inserted }
 
+    /// Removes `path`; whether it was there.
     @discardableResult
     public mutating func remove(_ path: String) -> Bool { storage.remove(PathKey(path)) != nil }
 
+    /// Removes every path.
     public mutating func removeAll() { storage.removeAll() }
 
     /// Adds every path of `other`.
     public mutating func formUnion(_ other: PathSet) { storage.formUnion(other.storage) }
 
+    /// How many paths.
     public var count: Int { storage.count }
 
+    /// Whether there is none.
     public var isEmpty: Bool { storage.isEmpty }
 
     /// The paths in byte order.
     public var sorted: [String] { storage.sorted().map(\.text) }
 
+    /// The paths, in no particular order.
     public func makeIterator() -> some IteratorProtocol<String> { storage.lazy.map(\.text).makeIterator() }
 }
