@@ -302,6 +302,20 @@ class AgentPowerCutTests(MountedTestCase):
         self.assertEqual(sorted(n for n in os.listdir(self.mount) if n.startswith(".") and n != ".autosave"), [],
                          "no temp file left")
 
+    def test_a_file_saved_in_folders_the_agent_made_survives_a_power_cut(self):
+        # `write --parents` makes the folders through the path resolver, and a conflict copy its
+        # folder under .autosave/conflicts: a save or a copy reported durable must not lose its
+        # folder to a cut (the resolver's mkdirat once left the folder it was made in unsynced).
+        self.write("autosave.json", b'{"autosave": {"delayMs": 600000, "maxDelayMs": 600000}}', sync=True)
+        self.sync_dir()
+        agent, _ = self.start_agent()
+        self.assertEqual(self.agent("write", "--parents", "new/deep/a.txt", input=b"saved in new folders\n").returncode, 0)
+        self.assertEqual(self.agent("save", "new/deep/a.txt").returncode, 0)
+        agent.kill()
+        agent.wait()
+        self.cut()
+        self.assertEqual(self.read("new/deep/a.txt"), b"saved in new folders\n", "logged saved: durable, folders and all")
+
 
 if __name__ == "__main__":
     if why_not_here():

@@ -122,6 +122,9 @@ extension PathResolver {
             case ENOENT where makingFolders:
                 if mkdirat(folder, name, 0o777) == 0 {
                     madeFolders.append(Self.joined(folders, name))
+                    // Durably, as `Folders.make` makes the agent's: a cut that took the new folder
+                    // would take the file saved in it, and the save was reported durable.
+                    fsync(folder)
                 } else if errno != EEXIST {
                     throw .refused(.system(path: path, operation: "make folder \(Self.joined(folders, name))", Errno(rawValue: errno)))
                 }

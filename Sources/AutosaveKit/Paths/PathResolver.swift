@@ -84,8 +84,8 @@ public struct PathResolver: Sendable {
     /// A folder that does not exist holds no link: the rest of the path is taken as written
     /// (`..` against the name before it) and checked the same way.
     ///
-    /// - Parameter makingFolders: make each missing folder on the way (mode 0777 less the umask)
-    ///   rather than stop at it.
+    /// - Parameter makingFolders: make each missing folder on the way (mode 0777 less the umask),
+    ///   durably (the folder it is made in is fsync'd), rather than stop at it.
     /// - Throws: `PathRefusal` naming the path, and the link that led it astray.
     public func resolve(_ path: String, makingFolders: Bool = false) throws(PathRefusal) -> Resolution {
         let named = path.pathComponents
