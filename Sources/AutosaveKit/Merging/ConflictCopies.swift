@@ -8,7 +8,8 @@ import SystemPackage
 /// tools would pick it up.
 ///
 /// A copy is named `<relative path>.<UTC yyyyMMdd-HHmmss>.<revision>`, written durably, never
-/// deleted by the agent. A copy identical to an existing one for the same file is not written twice.
+/// deleted by the agent; a name too long for that is shortened to fit (`stem(for:leaving:)`). A
+/// copy identical to an existing one for the same file is not written twice.
 public struct ConflictCopies: Sendable {
     /// `<stateDir>/conflicts`.
     public let directory: String
@@ -48,9 +49,11 @@ public struct ConflictCopies: Sendable {
             throw .system(path: folder.isEmpty ? directory : directory + "/" + folder, operation: "create conflicts directory", error)
         }
         func inFolder(_ copy: String) -> String { folder.isEmpty ? copy : folder + "/" + copy }
+        let stamp = Self.stamp(date)
+        let stem = Self.stem(for: name, leaving: ".\(stamp).\(revision)-\(Self.attempts)".utf8.count)
         // Two conflicts of one file in the same second race for a name: the loser takes the next.
-        for attempt in 1...1000 {
-            let base = "\(name).\(Self.stamp(date)).\(revision)"
+        for attempt in 1...Self.attempts {
+            let base = "\(stem).\(stamp).\(revision)"
             let copyName = attempt == 1 ? base : "\(base)-\(attempt)"
             let resolution: PathResolver.Resolution
             do { resolution = try writer.resolver.resolve(inFolder(copyName), makingFolders: true) } catch { throw WriteError(error) }
@@ -58,7 +61,7 @@ public struct ConflictCopies: Sendable {
                 throw .system(path: directory + "/" + folder, operation: "create conflicts folder", .noSuchFileOrDirectory)
             }
             let existing = AgentFolderTree.entries(of: place.folder).map(\.name).filter {
-                $0.hasBytePrefix(name + ".") && !$0.hasBytePrefix(".")
+                $0.hasBytePrefix(stem + ".") && !$0.hasBytePrefix(".")
             }
             for copy in existing where Self.holds(bytes, copy, in: place.folder) {
                 return Kept(path: directory + "/" + inFolder(copy), count: existing.count, isDuplicate: true)
@@ -72,6 +75,32 @@ public struct ConflictCopies: Sendable {
             return Kept(path: directory + "/" + inFolder(copyName), count: existing.count + 1, isDuplicate: false)
         }
         throw .system(path: directory + "/" + path, operation: "name a conflict copy", .fileExists)
+    }
+
+    /// How many names one copy tries before it gives up (two conflicts of a file in one second).
+    static var attempts: Int { 1000 }
+
+    /// The file's name as its copies begin: the name itself when the copy's name fits in
+    /// `NAME_MAX` (255 bytes) with `suffix` more bytes after it, else the name shortened at a
+    /// character's edge, a `~` and eight hex digits of the whole name's digest (so two long names
+    /// alike at the start keep apart), and its extension (so the copy opens as the file does).
+    static func stem(for name: String, leaving suffix: Int) -> String {
+        let limit = 255 - suffix
+        guard name.utf8.count > limit else { return name }
+        let bytes = Array(name.utf8)
+        let dot = bytes.lastIndex(of: UInt8(ascii: "."))
+        let extensionBytes = dot.map { bytes.count - $0 } ?? 0
+        let keepsExtension = dot != nil && dot! > 0 && extensionBytes <= 16
+        let tail = (keepsExtension ? Array(bytes[dot!...]) : [])
+        let digest = String(ContentDigest.of(bytes) & 0xFFFF_FFFF, radix: 16)
+        let mark = Array(("~" + String(repeating: "0", count: 8 - digest.count) + digest).utf8)
+        var head = Array(bytes[..<(keepsExtension ? dot! : bytes.count)].prefix(max(0, limit - mark.count - tail.count)))
+        // Cut at a character's edge: a last character the cut left incomplete goes whole.
+        if let lead = head.lastIndex(where: { $0 & 0xC0 != 0x80 }), head[lead] >= 0xC0 {
+            let length = head[lead] >= 0xF0 ? 4 : head[lead] >= 0xE0 ? 3 : 2
+            if head.count - lead < length { head.removeSubrange(lead...) }
+        }
+        return String(decoding: head + mark + tail, as: UTF8.self)
     }
 
     /// Whether the regular file `name` in `folder` holds exactly `bytes` (never through a link).
