@@ -55,4 +55,20 @@ import Testing
         #expect(try project.read(copy.trimmingCharacters(in: .whitespacesAndNewlines)) == "kept aside\n")
         #expect(await agent.exitStatus() == 0)
     }
+
+    /// `autosave stop` saved three buffers and said so, then the agent's `shutdown` line said
+    /// `saved=0`: its own flush found nothing left and counted only itself.
+    @Test func theShutdownLineCountsWhatStopSaved() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            #expect(try await AgentProcess.client(["write", name], in: project, stdin: "\(name)\n").status == 0)
+        }
+        let stop = try await AgentProcess.client(["stop"], in: project)
+        #expect(stop.status == 0)
+        #expect(await agent.exitStatus() == 0)
+        #expect(try ["a.txt", "b.txt", "c.txt"].map { try project.read($0) } == ["a.txt\n", "b.txt\n", "c.txt\n"])
+        let shutdown = try #require(agent.stderrLines.elements.first { $0.contains(" shutdown ") })
+        #expect(shutdown.contains("saved=3"), "\(shutdown)")
+    }
 }

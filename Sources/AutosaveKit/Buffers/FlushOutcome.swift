@@ -1,3 +1,5 @@
+import ByteNames
+
 /// What a flush of every dirty buffer achieved (at `stop`, or at shutdown).
 public struct FlushOutcome: Sendable, Equatable {
     /// Buffers saved at their paths.
@@ -18,4 +20,14 @@ public struct FlushOutcome: Sendable, Equatable {
 
     /// Buffers that could not be saved at their paths, copied aside or not.
     public var failed: Int { copied.count + lost.count }
+
+    /// This flush, then `later`: saves add up, a copy is listed once (the latest for its path),
+    /// and what is lost is what the later flush, which tried again, could not land.
+    public func followed(by later: FlushOutcome) -> FlushOutcome {
+        var combined = FlushOutcome()
+        combined.saved = saved + later.saved
+        combined.copied = copied.filter { earlier in !later.copied.contains { $0.path.isSameName(as: earlier.path) } } + later.copied
+        combined.lost = later.lost
+        return combined
+    }
 }

@@ -6,12 +6,17 @@ import Logging
 
 extension Workspace {
     /// Stops taking changes, saves every dirty buffer (`flush()`), and stops watching.
+    ///
+    /// - Returns: what every flush of this workspace achieved, this one's last: a client's `stop`
+    ///   flushes before it answers, and what it saved belongs in the `shutdown` line too (which
+    ///   said `saved=0` after a `stop` that had saved three).
     @discardableResult
     public func shutdown() async -> FlushOutcome {
+        let earlier = flushed
         let outcome = await flush()
         await watcher.stop()
         broadcast.finish()
-        return outcome
+        return earlier.followed(by: outcome)
     }
 
     /// Saves every dirty buffer now. An edit that cannot be saved at its path goes to a conflict
@@ -71,6 +76,7 @@ extension Workspace {
                 ])
             outcome.lost.append(path)
         }
+        flushed = flushed.followed(by: outcome)
         return outcome
     }
 

@@ -24,6 +24,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Buffers another file was renamed over whose conflict copy is not written yet
     /// (`FileBuffer.isDisplaced`): in no path's place, kept until their copy lands or the flush.
     var displaced: [FileBuffer<C>] = []
+    /// What the flushes so far achieved (`flush()` at a client's `stop`, then at shutdown).
+    var flushed = FlushOutcome()
     /// Changes taken from the watcher and handled, to let `sync()` wait for them.
     var handledChanges = 0
     var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
