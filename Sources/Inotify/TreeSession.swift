@@ -14,6 +14,8 @@ final class TreeSession {
     /// Directories that could not be watched; they are only rescanned.
     var unwatched: [ObjectIdentifier: DirectoryNode] = [:]
     var hasReportedWatchLimit = false
+    /// Directories already reported blind (`watchBlind`), so each is reported once.
+    var reportedBlind: Set<ObjectIdentifier> = []
     /// Directories moved away whose `MOVED_TO` has not been seen yet, by rename cookie.
     private var pendingMoves: [UInt32: (node: DirectoryNode, path: String)] = [:]
     /// Ignored names (temp files) that were renamed away, by rename cookie.
@@ -242,6 +244,8 @@ final class TreeSession {
                 reportWatchLimitOnce()
             } else if node === tree {
                 rootWatchError = .watchFailed(path: root, error)
+            } else if reportedBlind.insert(ObjectIdentifier(node)).inserted {
+                emit(.watchBlind(path: node.relativePath, reason: error))
             }
         }
     }
@@ -270,6 +274,7 @@ final class TreeSession {
     func forget(_ node: DirectoryNode, removingWatch: Bool) {
         forgetWatch(of: node, removingWatch: removingWatch)
         unwatched[ObjectIdentifier(node)] = nil
+        if !reportedBlind.isEmpty { reportedBlind.remove(ObjectIdentifier(node)) }
     }
 
     /// Removes a subtree from the tree along with its watches.

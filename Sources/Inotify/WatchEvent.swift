@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// What the watcher thread reports about one watched tree, in kernel order.
 ///
 /// Paths are relative to the watched root, `/`-separated, never with a leading slash. Raw file
@@ -32,6 +34,10 @@ public enum WatchEvent: Sendable, Equatable {
     case rescanned(DirectoryScan)
     /// The watch limit was hit for the first time; `unwatched` directories are only rescanned.
     case watchLimit(limit: Int, unwatched: Int)
+    /// A directory the kernel would not watch for another reason than the limit (its absolute
+    /// path is longer than `PATH_MAX`, it cannot be entered): what happens in it goes unseen.
+    /// Reported once per directory.
+    case watchBlind(path: String, reason: Errno)
     /// Every event that happened before the barrier with this number was requested precedes it.
     case barrier(UInt64)
     /// Reading the kernel queue failed; no further events will arrive.

@@ -1,6 +1,7 @@
 import ByteNames
 import Inotify
 import Logging
+import SystemPackage
 
 extension FileWatcher {
     /// Takes in one event from the watcher thread, in kernel order: a file's event opens or
@@ -64,6 +65,15 @@ extension FileWatcher {
             applyRescan(scan)
         case .controlDirectoryLost:
             stateDirectoryLossesContinuation.yield(configuration.stateDirectory)
+        case .watchBlind(let path, let reason):
+            let why = reason == .fileNameTooLong
+                ? "its absolute path is longer than the kernel takes (PATH_MAX, 4096 bytes)" : "inotify_add_watch: \(reason.description)"
+            logger.warning(
+                "watch-blind",
+                metadata: [
+                    "path": "\(path)", "reason": "\(why)",
+                    "next": "files created or changed in it are not seen; buffers open on them are not reconciled with outside changes",
+                ])
         case .watchLimit(let limit, let unwatched):
             let interval = rescanInterval
             logger.warning(
