@@ -17,6 +17,9 @@ extension FileWatcher {
         case .directoryAppeared(let path, let files):
             logger.debug("directory-appeared", metadata: ["path": "\(path)", "files": "\(files.count)"])
             for file in files { settler.touch(file, at: now) }
+            // A file renamed into the new directory and out again before its watch was in place
+            // left no event and no listing: a buffer opened on it meanwhile must look again.
+            emit([FileChange(.removed, path, isDirectory: true, isTransient: true)])
         case .directoryMoved(let from, let to):
             // A directory is renamed only over an empty one: files still known there are gone.
             let gone = known.filesBelow(to).filter { !KnownFiles.isSame($0, orBelow: from) }

@@ -245,6 +245,9 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// How many names are inside an open settle window.
     public var openWindowCount: Int { settler.pending.count }
 
+    /// The names whose changes are still in their settle window (a rename's new name among them).
+    var pendingNames: [String] { settler.pending.keys }
+
     /// How many files the watcher currently knows.
     public var knownFileCount: Int { known.count }
 

@@ -26,15 +26,19 @@ extension Workspace {
             switch (change.kind, change.isDirectory) {
             case (.moved, true), (.removed, true):
                 // Buffers open below the new place, moved there or already there (on a name that
-                // had no file, or a file the folder brought along), look at what is there now.
-                for key in buffers.sortedKeys where KnownFiles.isSame(key, orBelow: change.path) {
+                // had no file, or a file the folder brought along), look at what is there now; so
+                // do those left below the old place (their files did not go where the folder went).
+                let places = [change.path] + (change.from.map { [$0] } ?? [])
+                for key in buffers.sortedKeys where places.contains(where: { KnownFiles.isSame(key, orBelow: $0) }) {
                     await reconcile(key)
                 }
             default:
                 await reconcile(change.path)
-                if change.kind == .modified || change.kind == .created { await reconcileOtherLinks(of: change.path) }
             }
         }
+        // Any burst, a rename included: a write through a name, then a rename over that name,
+        // reach the watcher as the rename alone.
+        await reconcileOtherLinks()
         handledChanges += burst.count
         let ready = handledWaiters.filter { $0.count <= handledChanges }
         handledWaiters.removeAll { $0.count <= handledChanges }
@@ -67,6 +71,33 @@ extension Workspace {
         return found
     }
 
+    /// Before an explicit save or close: a buffer whose file has left its name may be following a
+    /// rename whose news is not in yet. Writing the old name again at once (as a save does for a
+    /// file that is gone) would bring back a file someone just moved away, a ghost beside the real
+    /// one. So the news is fetched first: every kernel event read, every settled change taken (the
+    /// buffer may follow a rename then, and look again from its new name), and the names whose
+    /// change is still settling looked at; one holding the buffer's file (the same inode, of no
+    /// other name) is where it went, and the buffer follows it now, as the settled rename will.
+    func followRenameOnItsWay(of buffer: FileBuffer<C>) async {
+        // A few hops at most: each is a rename the buffer followed.
+        for _ in 0..<4 {
+            let key = await buffer.path
+            guard buffers[key] === buffer, let identity = await buffer.fileIdentity, identity.links <= 1 else { return }
+            func holdsTheFile(_ path: String) -> Bool {
+                guard let there = Fingerprint.of(root + "/" + path) else { return false }
+                return there.device == identity.device && there.inode == identity.inode
+            }
+            guard !holdsTheFile(key) else { return }
+            await watcher.sync()
+            await waitForHandledChanges()
+            guard await buffer.path.isSameName(as: key) else { continue }
+            guard buffers[key] === buffer, !holdsTheFile(key),
+                let name = await watcher.pendingNames.sorted().first(where: { !$0.isSameName(as: key) && holdsTheFile($0) })
+            else { return }
+            await follow([Rename(from: key, to: name)])
+        }
+    }
+
     /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.
     struct Rename {
         var from: String
@@ -83,9 +114,16 @@ extension Workspace {
         for move in moves {
             guard let buffer = buffers[move.from] else { continue }
             if let base = await buffer.fileIdentity {
-                if let there = Fingerprint.of(root + "/" + move.from), there.device == base.device, there.inode == base.inode {
-                    continue
+                func holds(_ path: String) -> Bool {
+                    guard let there = Fingerprint.of(root + "/" + path) else { return false }
+                    return there.device == base.device && there.inode == base.inode
                 }
+                if holds(move.from) { continue }
+                // A folder's rename is news of the folder, not of each file in it: the file may
+                // have moved on since (the folder moved back, the file renamed), and a buffer sent
+                // where its file is not would write its old name again there. It follows when its
+                // file is where the folder went.
+                if move.directory != nil, !holds(move.to) { continue }
             } else {
                 // A buffer with no file of its own (a new name, never saved) follows only its
                 // folder, and only when no folder of that name is back (one it may belong to).
@@ -125,12 +163,14 @@ extension Workspace {
     }
 
     /// A file written through one of its hard links changed under every other name too, and the
-    /// kernel reports the name written through only: buffers open on the other names look again.
-    func reconcileOtherLinks(of path: String) async {
-        guard let changed = Fingerprint.of(root + "/" + path), changed.links > 1 else { return }
-        for key in buffers.sortedKeys where !key.isSameName(as: path) {
-            guard let base = await buffers[key]?.base?.fingerprint,
-                base.device == changed.device, base.inode == changed.inode
+    /// kernel reports the name written through only: buffers open on a file of several names whose
+    /// own name no longer shows the version they know look again. Asked of each buffer's own name,
+    /// not of the name written through: that name may already hold another file (renamed over it
+    /// in the same moment) when the change arrives.
+    func reconcileOtherLinks() async {
+        for key in buffers.sortedKeys {
+            guard let base = await buffers[key]?.base?.fingerprint, let now = Fingerprint.of(root + "/" + key),
+                now.links > 1 || base.links > 1, now != base
             else { continue }
             await reconcile(key)
         }

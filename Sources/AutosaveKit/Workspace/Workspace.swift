@@ -276,6 +276,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 firstError = firstError ?? .notOpen(path: key)
                 continue
             }
+            await followRenameOnItsWay(of: buffer)
             do { try await buffer.save() } catch { firstError = firstError ?? error }
         }
         if let firstError { throw firstError }
@@ -290,9 +291,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     public func close(_ path: String) async throws(WorkspaceError) {
         let key = try normalize(path)
         guard let buffer = buffers[key] else { throw .notOpen(path: key) }
+        await followRenameOnItsWay(of: buffer)
         try await buffer.save()
         await buffer.markClosed()
-        buffers[key] = nil
+        let now = await buffer.path
+        if buffers[now] === buffer { buffers[now] = nil }
     }
 
     /// Closes `buffer` when the refused request that opened it was all it was for: no buffer
