@@ -244,7 +244,11 @@ final class TreeSession {
                 reportWatchLimitOnce()
             } else if node === tree {
                 rootWatchError = .watchFailed(path: root, error)
-            } else if reportedBlind.insert(ObjectIdentifier(node)).inserted {
+            } else if error != .noSuchFileOrDirectory, error != .notDirectory,
+                reportedBlind.insert(ObjectIdentifier(node)).inserted
+            {
+                // A directory gone (moved on, removed) before its watch is news of its own, not a
+                // blind spot.
                 emit(.watchBlind(path: node.relativePath, reason: error))
             }
         }
