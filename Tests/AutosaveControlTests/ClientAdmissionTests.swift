@@ -53,4 +53,15 @@ import Testing
         }
         #expect(ended.refused == 20)
     }
+
+    @Test func theClientShareIsAQuarterOfTheDescriptorsFreeAndBlockingCallsLeaveTheRest() {
+        let tight = DescriptorBudget(limit: 64, inUse: 22)
+        #expect(tight.clients == 10)
+        #expect(tight.blockingCalls == 2)
+        let usual = DescriptorBudget(limit: 1024, inUse: 24)
+        #expect(usual.clients == 250)
+        #expect(usual.blockingCalls == 62)
+        let exhausted = DescriptorBudget(limit: 16, inUse: 40)
+        #expect(exhausted.clients == 1 && exhausted.blockingCalls == 1)
+    }
 }

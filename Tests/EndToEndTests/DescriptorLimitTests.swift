@@ -84,4 +84,27 @@ import Testing
         #expect(try project.read("kept.txt") == "unsaved\n")
         clients.close()
     }
+
+    /// The final flush ran 64 saves at once; under `ulimit -n 64` some failed with EMFILE and
+    /// their edits went to conflict copies (logged as if their folders were gone).
+    @Test func aFlushUnderATightLimitSavesEveryBufferAtItsPath() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await Self.startAgent(on: project, config: #"{"autosave": {"delayMs": 600000, "maxDelayMs": 600000}}"#)
+        let client = try RawClients(socket: project.url(".autosave/agent.sock"), count: 1)
+        let writes = (0..<300).map { index in
+            #"{"jsonrpc":"2.0","id":\#(index),"method":"write","params":{"path":"d\#(index % 50)/f\#(index).txt","content":"edit \#(index)\n","createParents":true}}"#
+        }
+        client.send(writes)
+        let answers = await client.lines(count: 300, timeout: .seconds(60))[0]
+        #expect(answers.count == 300 && answers.allSatisfy { $0.contains(#""result""#) }, "\(answers.filter { !$0.contains(#""result""#) }.prefix(3))")
+        client.close()
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus(timeout: .seconds(60)) == 0)
+        let lines = agent.stderrLines.elements
+        #expect(lines.contains { $0.contains(" shutdown ") && $0.contains("saved=300") && $0.contains("failed=0") }, "\(lines.suffix(3))")
+        #expect(!lines.contains { $0.contains(" save-failed ") || $0.contains(" conflict ") }, "\(lines.filter { $0.contains("fail") }.prefix(3))")
+        for index in 0..<300 {
+            #expect(try project.read("d\(index % 50)/f\(index).txt") == "edit \(index)\n")
+        }
+    }
 }

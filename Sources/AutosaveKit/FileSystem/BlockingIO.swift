@@ -9,8 +9,10 @@ import NIOPosix
 /// to overlap their fsyncs, ran five at a time. Idle threads sleep on a condition variable and
 /// cost nothing; their stacks are touched only when used.
 public enum BlockingIO {
-    /// Threads that may block at once: as many as the final flush runs saves at once.
-    public static let threadCount = 64
+    /// Threads that may block at once: as many as the final flush runs saves at once (64), fewer
+    /// when the descriptor limit is tight (`DescriptorBudget.blockingCalls`). Under `ulimit -n 64`
+    /// the flush's 64 saves at once ran out of descriptors and sent edits to conflict copies.
+    public static let threadCount = DescriptorBudget.measure().blockingCalls
 
     private static let pool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: threadCount)

@@ -6,8 +6,9 @@ import Glibc
 /// Running out is not merely an error here: libdispatch, under every Swift task, reads
 /// `/proc/<tid>/stat` once a second while work waits for a thread, and traps (SIGILL) when that
 /// `open` fails. So the agent must keep descriptors free: clients, the one use that grows without
-/// bound, get a quarter of those free when it starts; the rest is left to saves, scans, the
-/// watcher, SwiftNIO and the runtime.
+/// bound, get a quarter of those free when it starts; blocking calls (a save holds up to four:
+/// its folder, the file, its temp file, a link on the way) another quarter; the rest is left to
+/// scans, the watcher, SwiftNIO and the runtime.
 public struct DescriptorBudget: Sendable, Equatable {
     /// Descriptors the process may have open at once (the soft `RLIMIT_NOFILE`).
     public let limit: Int
@@ -25,6 +26,9 @@ public struct DescriptorBudget: Sendable, Equatable {
 
     /// Clients served at once; one more is told the agent is full and closed (at least 1).
     public var clients: Int { max(1, free / 4) }
+
+    /// Blocking calls run at once, from 1 to 64 (as many as the final flush runs saves at once).
+    public var blockingCalls: Int { min(64, max(1, free / 16)) }
 
     /// The process's limit and the descriptors it has open now (counted in `/proc/self/fd`; a
     /// process without `/proc` is taken to hold 32).
