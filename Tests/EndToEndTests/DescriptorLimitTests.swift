@@ -65,6 +65,8 @@ import Testing
     /// client why it is not served, and stops with every edit saved while they still wait.
     @Test func filesAndClientsWhileClientsHoldTheirShareLeaveTheAgentWhole() async throws {
         let project = try TemporaryDirectory()
+        // Watched from the start, so that each file made in it is a change of its own.
+        try project.makeDirectory("new")
         let agent = try await Self.startAgent(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
         #expect(try await AgentProcess.client(["write", "kept.txt"], in: project, stdin: "unsaved\n").status == 0)
         let clients = try RawClients(socket: project.url(".autosave/agent.sock"), count: 120)
