@@ -13,7 +13,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Watch DIR recursively and keep its files safe; logs every external change.",
         discussion: """
             Logs `ready` once clients can connect (under systemd, with NOTIFY_SOCKET set, it sends READY=1 then). \
-            SIGINT, SIGTERM or SIGHUP stop it cleanly (exit 0), every unsaved edit saved first.
+            SIGINT, SIGTERM or SIGHUP stop it cleanly (exit 0), every unsaved edit saved first; a stop \
+            that takes longer than limits.stopTimeoutMs (a call stuck on a hung mount) ends it with status 1, \
+            the edits not saved yet left in the journal for the next start.
             """
     )
 
