@@ -93,16 +93,23 @@ public final class ControlClient: Sendable {
             member("params", .object(params)),
         ])
         // The line, then the content from where it was read: one write, no copy of the content.
-        try await outbound.write(contentsOf: [ByteBuffer(string: request.jsonText + "\n")] + (content.map { [$0.buffer] } ?? []))
+        do {
+            try await outbound.write(contentsOf: [ByteBuffer(string: request.jsonText + "\n")] + (content.map { [$0.buffer] } ?? []))
+        } catch {
+            // An agent that cannot serve this client answers unasked and closes (`outOfDescriptors`),
+            // maybe before the request went out: that answer, read already, says why; the write's error does not.
+            var refusal: ControlClientError?
+            do {
+                for try await frame in inbound where refusal == nil {
+                    if case .object(let members)? = try? Self.parse(frame) { refusal = Self.refusal(in: members) }
+                }
+            } catch {}
+            throw refusal ?? error
+        }
         var answer: ControlAnswer?
         for try await frame in inbound {
-            // Read where the socket put it: a long answer is not copied out first.
-            let parsed = frame.line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }
-            guard case .object(let members) = try parsed.get() else { continue }
-            if let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error {
-                let message = body.first { $0.key == "message" }?.value
-                throw ControlClientError.refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")
-            }
+            guard case .object(let members) = try Self.parse(frame) else { continue }
+            if let refusal = Self.refusal(in: members) { throw refusal }
             if let value = members.first(where: { $0.key == "result" })?.value {
                 answer = ControlAnswer(result: value, content: frame.content)
                 guard let keepReading else { return answer! }
@@ -116,6 +123,18 @@ public final class ControlClient: Sendable {
         }
         guard let answer else { throw ControlClientError.disconnected }
         return answer
+    }
+
+    /// A frame's line as JSON, read where the socket put it: a long answer is not copied out first.
+    private static func parse(_ frame: ControlFrame) throws(JSONReader.SyntaxError) -> JSONValue {
+        try frame.line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }.get()
+    }
+
+    /// The agent's error, when the message is one.
+    private static func refusal(in members: [JSONMember]) -> ControlClientError? {
+        guard let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error else { return nil }
+        let message = body.first { $0.key == "message" }?.value
+        return .refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")
     }
 }
 

@@ -26,15 +26,23 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         self.logger = logger
     }
 
-    /// Binds the listening socket (a stale socket file at the path is replaced).
-    private func bind(limit: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
+    /// Listens on `socket` (SwiftNIO owns it from here on), with a spare descriptor in reserve to
+    /// refuse clients with when the process has none left.
+    private func listen(
+        on socket: ListeningSocket, limit: Int, admission: ClientAdmission
+    ) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(SpareDescriptor(listening: socket.descriptor, admission: admission))
+                }
+            }
             // A client that sends its requests and then shuts down its side still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             // The kernel's default send buffer is kept: what it holds for a subscriber that lags
             // is not seen as its backlog, and a larger one would hide megabytes of events.
             .childChannelOption(.recvAllocator, value: ControlSocketTuning.readAllocator)
-            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
+            .bind(socket.descriptor) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: limit, announcer: .params)))
                     // Half closure: a subscriber let go reads everything sent to it, then the end.
@@ -53,17 +61,24 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Serves until the task is cancelled; the socket file is removed on the way out.
     ///
+    /// At most `DescriptorBudget.clients` clients are served at once (measured now, from the
+    /// descriptor limit); others are answered `outOfDescriptors` and closed, as are clients that
+    /// come while the process has no descriptor left (see `ClientAdmission`, `SpareDescriptor`).
+    ///
     /// - Parameter listening: called with the socket's path once clients can connect.
     /// - Throws: `ListenError` when the socket cannot be bound.
     public func run(listening: @Sendable (String) -> Void = { _ in }) async throws {
         let limit = maxRequestBytes
+        // SwiftNIO's loops (three descriptors each) are made first, so that the budget counts them.
+        _ = MultiThreadedEventLoopGroup.singleton
+        let admission = ClientAdmission(budget: .measure(), logger: logger)
+        let socket: ListeningSocket
+        do { socket = try ListeningSocket.bind(at: socketPath) } catch { throw ListenError(path: socketPath, reason: error.description) }
         let server: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>
         do {
-            server = try await bind(limit: limit)
+            server = try await listen(on: socket, limit: limit, admission: admission)
         } catch let error as IOError {
             throw ListenError(path: socketPath, reason: String(cString: strerror(error.errnoCode)))
-        } catch is UnixDomainSocketPathWrongType {
-            throw ListenError(path: socketPath, reason: "something other than a socket is there; remove it")
         } catch {
             throw ListenError(path: socketPath, reason: "\(error)")
         }
@@ -71,15 +86,21 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         defer { unlink(socketPath) }
         logger.info("listening", metadata: ["socket": "\(socketPath)"])
         listening(socketPath)
-        // NIO removes the socket file when the listening channel has closed, which may be after
-        // executeThenClose returns: wait for it, so a server bound at the same path next stays.
+        // Closed before the file goes (the deferred unlink), so a server bound at the path next stays.
         let closed = server.channel.closeFuture
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
                         let executor = EventLoopTaskExecutor(connection.channel.eventLoop)
-                        group.addTask(executorPreference: executor) { await self.serve(connection) }
+                        guard admission.admit() else {
+                            group.addTask(executorPreference: executor) { await Self.refuse(connection, admission.refusal(.clients)) }
+                            continue
+                        }
+                        group.addTask(executorPreference: executor) {
+                            defer { admission.leave() }
+                            await self.serve(connection)
+                        }
                     }
                 }
             }
@@ -88,6 +109,13 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
             throw error
         }
         try? await closed.get()
+    }
+
+    /// Tells a client it is not served, and why, then closes its connection.
+    private static func refuse(_ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>, _ answer: String) async {
+        try? await connection.executeThenClose { _, outbound in
+            try await outbound.write(ByteBuffer(string: answer + "\n"))
+        }
     }
 
     private func serve(_ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>) async {

@@ -13,7 +13,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Watch DIR recursively and keep its files safe; logs every external change.",
         discussion: """
             Logs `ready` once clients can connect (under systemd, with NOTIFY_SOCKET set, it sends READY=1 then). \
-            SIGINT, SIGTERM or SIGHUP stop it cleanly (exit 0), every unsaved edit saved first.
+            SIGINT, SIGTERM or SIGHUP stop it cleanly (exit 0), every unsaved edit saved first; a stop \
+            that takes longer than limits.stopTimeoutMs (a call stuck on a hung mount) ends it with status 1, \
+            the edits not saved yet left in the journal for the next start.
             """
     )
 
@@ -57,14 +59,20 @@ extension RunCommand {
     }
 
     /// The agent and its control server as a service group that SIGTERM, SIGINT and SIGHUP stop
-    /// gracefully (as a client's `stop` does); `listening` hears the socket's path once clients
-    /// can connect.
+    /// gracefully (as a client's `stop` does), within `limits.stopTimeoutMs` whatever a blocking call is
+    /// doing (`StopDeadline`); `listening` hears the socket's path once clients can connect.
     static func agentGroup(
         _ resolved: ResolvedConfiguration, logger: Logger, listening: @escaping @Sendable (String) -> Void = { _ in }
     ) -> (ServiceGroup, ShutdownTrigger) {
         let shutdown = ShutdownTrigger()
         let maxRequestBytes = resolved.configuration.limits.maxRequestBytes
-        let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment()) { workspace, onListening in
+        let signals: [UnixSignal] = [.sigterm, .sigint, .sighup]
+        let deadline = StopDeadline(
+            timeout: .milliseconds(resolved.configuration.limits.stopTimeoutMs), isJournaled: resolved.configuration.journal.enabled,
+            logger: logger)
+        deadline.arm(on: signals.map(\.rawValue))
+        let agent = Agent(configuration: resolved, logger: logger, notifier: .fromEnvironment(), stopDeadline: deadline) {
+            workspace, onListening in
             // Worked out each time: the state directory may have been made again, or moved with
             // the root, since.
             let location = try SocketLocation.make(stateDirectory: workspace.stateDirectory, root: workspace.root, logger: logger)
@@ -80,7 +88,7 @@ extension RunCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [agent],
-                gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
+                gracefulShutdownSignals: signals,
                 logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         shutdown.group = group
         return (group, shutdown)

@@ -19,17 +19,22 @@ public struct Agent: Service {
     private let logger: Logger
     private let control: Control?
     private let notifier: ServiceNotifier?
+    private let stopDeadline: StopDeadline?
 
     /// - Parameters:
     ///   - control: the control socket; a socket that cannot listen when the agent starts stops it
     ///     (`run()` throws the reason), one that cannot listen again later is logged and done without.
     ///   - notifier: the service manager to tell `READY=1` and `STOPPING=1`, if any.
+    ///   - stopDeadline: armed when graceful shutdown begins (a client's `stop` included), and told
+    ///     how the final flush ended; it ends the process if the stop takes too long.
     public init(
-        configuration: ResolvedConfiguration, logger: Logger, notifier: ServiceNotifier? = nil, control: Control? = nil
+        configuration: ResolvedConfiguration, logger: Logger, notifier: ServiceNotifier? = nil,
+        stopDeadline: StopDeadline? = nil, control: Control? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
         self.notifier = notifier
+        self.stopDeadline = stopDeadline
         self.control = control
     }
 
@@ -56,7 +61,7 @@ public struct Agent: Service {
         defer { withExtendedLifetime(lock) {} }
         let clock = ContinuousClock()
         let stopping = StopwatchBox()
-        let flushed = FlushBox()
+        let flushed = FlushBox(deadline: stopDeadline)
         let current = WorkspaceBox()
         var configuration = self.configuration
         var carriedOver: [JournalRecord] = []
@@ -92,10 +97,13 @@ public struct Agent: Service {
                 carriedOver = await workspace.unsavedEdits
                 configuration = configuration.moved(to: moved)
             }
-        } onGracefulShutdown: {
+        } onGracefulShutdown: { [stopDeadline] in
+            stopDeadline?.arm()
             notifier?.send("STOPPING=1", logger: logger)
             stopping.start(clock.now)
-            flushed.start { await current.get()?.shutdown() ?? FlushOutcome() }
+            // Before any workspace is made there is nothing to flush, and nothing to tell the deadline.
+            let workspace = current.get()
+            flushed.start(isFlush: workspace != nil) { await workspace?.shutdown() ?? FlushOutcome() }
         }
         if let error = flushed.failure { throw error }
         if let workspace = current.get(), await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
@@ -225,16 +233,27 @@ private final class WorkspaceBox: Sendable {
 }
 
 /// The final flush, started from the shutdown handler and awaited once the agent stopped; or
-/// why the agent could not start (again) at all.
+/// why the agent could not start (again) at all. The stop deadline hears how it ended as soon as
+/// it has, since what is awaited after it (requests in flight) may never end.
 private final class FlushBox: Sendable {
     private let task = Mutex<Task<FlushOutcome, Never>?>(nil)
     private let error = Mutex<(any Error)?>(nil)
+    private let deadline: StopDeadline?
+
+    init(deadline: StopDeadline?) { self.deadline = deadline }
 
     func fail(_ failure: any Error) { error.withLock { $0 = failure } }
     var failure: (any Error)? { error.withLock { $0 } }
 
-    func start(_ flush: @escaping @Sendable () async -> FlushOutcome) {
-        task.withLock { $0 = Task { await flush() } }
+    func start(isFlush: Bool = true, _ flush: @escaping @Sendable () async -> FlushOutcome) {
+        let deadline = isFlush ? self.deadline : nil
+        task.withLock {
+            $0 = Task {
+                let outcome = await flush()
+                deadline?.flushed(outcome)
+                return outcome
+            }
+        }
     }
 
     func result() async -> FlushOutcome {

@@ -63,10 +63,13 @@ public struct Configuration: Sendable, Equatable {
         public var fsync = true
     }
 
-    /// Sizes the agent refuses.
+    /// Sizes the agent refuses, and how long it may take to stop.
     public struct Limits: Sendable, Equatable {
         public var maxFileBytes = 64 << 20
         public var maxRequestBytes = 64 << 20
+        /// Longest a stop (a signal, a client's `stop`) may take before the agent exits anyway:
+        /// a call blocked on a hung mount must not keep it, and its lock, for ever.
+        public var stopTimeoutMs = 10_000
     }
 
     /// The agent's log on standard error.

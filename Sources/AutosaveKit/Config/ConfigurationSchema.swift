@@ -51,6 +51,9 @@ public enum ConfigurationSchema {
         integer(
             "limits.maxRequestBytes", \.limits.maxRequestBytes, 1024...(1 << 34),
             help: "largest socket request"),
+        integer(
+            "limits.stopTimeoutMs", \.limits.stopTimeoutMs, 100...3_600_000,
+            help: "longest a stop may take before the agent exits anyway (unsaved edits stay in the journal)"),
         choice("log.level", \.log.level, help: "least severe level printed"),
         choice("log.format", \.log.format, help: "text (logfmt) or json, one line per event"),
     ]
