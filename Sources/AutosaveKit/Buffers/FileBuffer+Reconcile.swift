@@ -94,7 +94,14 @@ extension FileBuffer {
         switch decision {
         case .unchanged:
             base = disk
-            contentChanged()
+            // A look at a disk with nothing new is not an edit: the autosave window stays where
+            // it was (pushing it later on each look held a save back for as long as looks came).
+            if !isDirty {
+                schedule.cleaned()
+            } else if schedule.deadline == nil {
+                schedule.edited(at: context.clock.now)
+            }
+            rescheduleTimer()
         case .reload:
             guard let disk else { return }
             text = TextRope(disk.bytes)

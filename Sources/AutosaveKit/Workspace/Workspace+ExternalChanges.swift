@@ -63,14 +63,8 @@ extension Workspace {
             // often gets its inode number.
             // A file with other names (hard links) lost one name, not its place: the others keep its
             // content, and the buffer writes its own name again.
-            // The inode alone does when the buffer's own name is in the same burst, gone: a
-            // rename that reached the watcher as a removal and an arrival (the settle looked at
-            // the disk between the two halves), of a file written since the buffer read it.
-            let isGoneInThisBurst = burst.contains { $0.kind == .removed && $0.path.isSameName(as: key) }
             guard let identity = await buffers[key]?.fileIdentity, identity.links <= 1,
-                let (path, _) = arrived.first(where: {
-                    $0.1 == identity || (isGoneInThisBurst && $0.1.device == identity.device && $0.1.inode == identity.inode)
-                })
+                let (path, _) = arrived.first(where: { $0.1 == identity })
             else { continue }
             found.append(Rename(from: key, to: path))
         }
