@@ -175,6 +175,22 @@ class PluginTestCase(unittest.TestCase):
     def settled(self):
         wait_for(lambda: self.status().get("settled"), "the plugin's edits to reach the agent")
 
+    def write_as_neovim(self, name, expected, may_ask):
+        """`:w` that Neovim carries out itself, until `name` holds `expected`. Neovim 0.7 asks before
+        writing over a file changed more than a second after it read it (by the agent, say): with
+        `may_ask` the person says yes; without, being asked fails the test (nothing else wrote it)."""
+        self.nvim.input(":write\r")
+
+        def written():
+            # Only Neovim's "fast" calls answer while it waits for an answer to its question.
+            if self.nvim.api.get_mode()["mode"] == "r?":
+                if not may_ask:
+                    raise AssertionError(f"Neovim asked before writing {name}: someone wrote it since Neovim did")
+                self.nvim.input("y")
+                return False
+            return self.read(name) == expected and not self.nvim.api.get_mode()["blocking"]
+        wait_for(written, f"Neovim's write of {name}")
+
 
 class TypingTests(PluginTestCase):
     def test_typing_reaches_the_file_after_the_window_and_clears_modified(self):
@@ -362,6 +378,49 @@ class ExternalChangeTests(PluginTestCase):
         self.assertEqual(len(self.nvim.eval("getqflist()")), 1)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+class FileOptionTests(PluginTestCase):
+    """Buffer options that change the bytes Neovim writes ('bomb', 'fileformat', 'fileencoding',
+    'binary'): the file gets what Neovim would write, or Neovim writes it and says so once."""
+
+    def option(self, name):
+        return self.nvim.current.buffer.options[name]
+
+    def test_a_file_with_a_bom_shows_none_and_keeps_one_whoever_writes_it(self):
+        self.write("bom.txt", BOM + b"one\ntwo\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("bom.txt")
+        self.assertEqual(self.lines(), ["one", "two"], "the mark is 'bomb', not a character of the first line")
+        self.assertTrue(self.option("bomb"))
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("bom.txt"), BOM + b"one!\ntwo\n")
+        # With the agent gone Neovim writes the buffer itself: one mark still.
+        self.agent.kill()
+        wait_for(lambda: any("lost the agent" in n for n in self.notes()), "the notice that the agent went")
+        self.keys("jA?<Esc>")
+        self.write_as_neovim("bom.txt", BOM + b"one!\ntwo?\n", may_ask=True)
+
+    def test_a_tool_adding_or_removing_the_bom_sets_or_clears_bomb(self):
+        self.write("notes.txt", "one\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.write("notes.txt", BOM + b"one\n")
+        wait_for(lambda: self.option("bomb"), "'bomb' set by the tool's change")
+        self.assertEqual(self.lines(), ["one"])
+        self.write("notes.txt", "one\n")
+        wait_for(lambda: not self.option("bomb"), "'bomb' cleared by the tool's change")
+        # What Neovim writes itself, with the agent gone, is what the tool left.
+        self.agent.kill()
+        wait_for(lambda: any("lost the agent" in n for n in self.notes()), "the notice that the agent went")
+        self.keys("Atwo<Esc>")
+        self.write_as_neovim("notes.txt", b"onetwo\n", may_ask=True)
+
+
 class PropertyTests(PluginTestCase):
     """Random editing, searching for a buffer and an agent that disagree."""
 
@@ -386,7 +445,8 @@ class PropertyTests(PluginTestCase):
                 return {shadow = s:base_text(), buffer = require('autosave.text').of_buffer(0), in_flight = s.in_flight,
                     batch = s.batch ~= nil, needs_resync = s.needs_resync, resyncing = s.resyncing, mode = s.mode}""")
             raise AssertionError(f"{error}; {context}; plugin: {self.status()}, {state}; messages: {self.notes()}") from None
-        ours = self.nvim.exec_lua("return require('autosave.text').of_buffer(0)")
+        # What Neovim would write: the mark 'bomb' asks for, then the lines.
+        ours = self.nvim.exec_lua("return (vim.bo.bomb and '\\239\\187\\191' or '') .. require('autosave.text').of_buffer(0)")
         theirs = client.call("read", path=name).get("content", "")
         if isinstance(ours, bytes):
             ours = ours.decode()
@@ -420,6 +480,7 @@ class PropertyTests(PluginTestCase):
         self.run_editing("lf.txt", "".join(line + "\n" for line in lines), 80)
         self.run_editing("crlf.txt", "".join(line + "\r\n" for line in lines) or "a\r\n", 40)
         self.run_editing("bare.txt", "\n".join(lines) + "end", 40)
+        self.run_editing("bom.txt", "\ufeff" + "".join(line + "\n" for line in lines), 40)
 
     def test_the_texts_diff_edit_placed_by_the_agent_gives_the_new_text(self):
         rng = random.Random(self.seed)
