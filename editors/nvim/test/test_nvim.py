@@ -420,6 +420,33 @@ class FileOptionTests(PluginTestCase):
         self.keys("Atwo<Esc>")
         self.write_as_neovim("notes.txt", b"onetwo\n", may_ask=True)
 
+    def test_set_bomb_reaches_the_file_without_w_and_set_nobomb_with_it(self):
+        self.write("notes.txt", "one\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.nvim.command("set bomb")
+        wait_for(lambda: self.read("notes.txt") == BOM + b"one\n", "the byte order mark saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved it")
+        self.nvim.command("set nobomb")
+        self.nvim.command("write")
+        self.assertEqual(self.read("notes.txt"), b"one\n")
+        self.assertTrue(self.status()["attached"])
+
+    def test_set_fileformat_or_endofline_reaches_the_file_without_w(self):
+        self.write("notes.txt", "a\nb\n")
+        self.write("bare.txt", "a\nb")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.nvim.command("set fileformat=dos")
+        wait_for(lambda: self.read("notes.txt") == b"a\r\nb\r\n", "the CRLF line breaks saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved them")
+        self.edit("bare.txt")
+        self.nvim.command("set endofline")
+        wait_for(lambda: self.read("bare.txt") == b"a\nb\n", "the final line break saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved it")
+
 
 class PropertyTests(PluginTestCase):
     """Random editing, searching for a buffer and an agent that disagree."""

@@ -506,6 +506,18 @@ function M.enable()
       if M.options.auto_attach then M.attach(args.buf, false, true) end
     end,
   })
+  -- Options that change the bytes Neovim writes, which no `on_bytes` reports: they reach the agent
+  -- as a typed change does, not only at the next :w.
+  vim.api.nvim_create_autocmd("OptionSet", {
+    group = group, pattern = { "bomb", "fileformat", "endofline", "binary" },
+    callback = function()
+      local s = sessions[vim.api.nvim_get_current_buf()]
+      if s and not s.applying then
+        s.needs_resync = true
+        s:schedule()
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.flush_all })
   vim.api.nvim_create_user_command("AutosaveAttach", function() M.attach(0, true) end, {})
   vim.api.nvim_create_user_command("AutosaveDetach", function() M.detach(0) end, {})
