@@ -8,6 +8,7 @@ with generous timeouts, never bare sleeps.
 
     AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
 """
+import base64
 import grp
 import json
 import os
@@ -388,6 +389,24 @@ class FileOptionTests(PluginTestCase):
     def option(self, name):
         return self.nvim.current.buffer.options[name]
 
+    def handed_over(self, name):
+        return [n for n in self.notes() if name in n and "Neovim" in n]
+
+    def record_handled_events(self):
+        """Keeps, in order, the agent's events the plugin has handled: the point after which a
+        test may look for what one of them did not do."""
+        self.nvim.exec_lua("""
+            _G.handled = {}
+            local agent = require('autosave').session(0).agent
+            local handle = agent.event
+            agent.event = function(self, event)
+                handle(self, event)
+                table.insert(_G.handled, {event = event.event, revision = event.revision})
+            end""")
+
+    def handled(self, name, revision):
+        return {"event": name, "revision": revision} in self.nvim.exec_lua("return _G.handled")
+
     def test_a_file_with_a_bom_shows_none_and_keeps_one_whoever_writes_it(self):
         self.write("bom.txt", BOM + b"one\ntwo\n")
         self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
@@ -446,6 +465,75 @@ class FileOptionTests(PluginTestCase):
         self.nvim.command("set endofline")
         wait_for(lambda: self.read("bare.txt") == b"a\nb\n", "the final line break saved by the agent")
         wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved it")
+
+    def test_set_fileencoding_latin1_then_w_writes_latin1_and_hands_the_buffer_to_neovim(self):
+        self.write("cafe.txt", "café\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("cafe.txt")
+        self.record_handled_events()
+        self.nvim.command("set fileencoding=latin1")
+        self.keys("A au lait<Esc>")
+        # What is typed is kept as ever (as UTF-8: the file's encoding until :w) ...
+        wait_for(lambda: self.read("cafe.txt") == "café au lait\n".encode(), "the typing saved by the agent")
+        saved = wait_for(lambda: self.agent.events("saved"), "the agent's save")[-1]["revision"]
+        wait_for(lambda: self.handled("saved", saved), "the plugin to handle the agent's `saved` event")
+        # ... and the new encoding is not written yet: :q still says so.
+        self.assertTrue(self.modified(), "'modified' kept: the file is not latin1 yet")
+        self.write_as_neovim("cafe.txt", "café au lait\n".encode("latin1"), may_ask=True)
+        self.assertFalse(self.modified())
+        self.assertFalse(self.status()["attached"])
+        self.assertEqual(len(self.handed_over("latin1")), 1, self.notes())
+        # Neovim writes it from now on; the agent, clean since it saved before Neovim wrote, only
+        # reloads what Neovim wrote (and writes nothing Neovim would be asked about).
+        self.keys("A!<Esc>")
+        self.write_as_neovim("cafe.txt", "café au lait!\n".encode("latin1"), may_ask=False)
+        client = Client(os.path.join(self.root, ".autosave", "agent.sock"))
+        try:
+            client.call("sync")
+            content = client.call("read", path="cafe.txt")
+        finally:
+            client.close()
+        self.assertEqual(base64.b64decode(content.get("contentBase64", "")), "café au lait!\n".encode("latin1"),
+                         "the agent holds Neovim's latin1 bytes")
+        taken = [line["event"] for line in self.agent.lines() if line.get("event") in ("reloaded", "merged", "conflict")]
+        self.assertEqual(set(taken), {"reloaded"}, "Neovim's writes reached a clean buffer in the agent")
+        self.assertEqual(self.read("cafe.txt"), "café au lait!\n".encode("latin1"))
+        self.assertEqual(len(self.handed_over("latin1")), 1, "told once")
+
+    def test_a_buffer_neovim_reads_as_latin1_is_left_to_neovim_as_read(self):
+        self.write("utf8.txt", "café\n")
+        self.write("latin1.txt", "café\n".encode("latin1"))
+        self.start_agent()
+        self.start_nvim()
+        # ++enc=latin1: the person says how to read the bytes; the plugin must not read them otherwise.
+        self.nvim.command("edit ++enc=latin1 " + os.path.join(self.root, "utf8.txt"))
+        wait_for(lambda: self.handed_over("utf8.txt"), "the message")
+        self.assertEqual(self.lines(), ["cafÃ©"])
+        self.assertFalse(self.status()["attached"])
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("utf8.txt"), "café!\n".encode())
+        self.nvim.command("edit " + os.path.join(self.root, "latin1.txt"))
+        note = wait_for(lambda: self.handed_over("latin1.txt"), "the message")
+        self.assertIn("latin1", note[0])
+        self.assertEqual(self.lines(), ["café"])
+        self.assertFalse(self.status()["attached"])
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("latin1.txt"), "café!\n".encode("latin1"))
+        self.assertEqual(len(self.notes()), 2, self.notes())
+
+    def test_set_binary_on_a_crlf_file_then_w_writes_what_neovim_writes(self):
+        self.write("dos.txt", b"a\r\nb\r\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("dos.txt")
+        self.nvim.command("set binary")
+        self.nvim.command("write")
+        self.assertEqual(self.read("dos.txt"), b"a\nb\n", "'binary' writes \\n whatever 'fileformat' says")
+        self.assertFalse(self.status()["attached"])
+        self.assertEqual(len(self.handed_over("binary")), 1, self.notes())
 
 
 class PropertyTests(PluginTestCase):

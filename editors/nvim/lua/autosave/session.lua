@@ -358,7 +358,7 @@ function Session:adopt(answer, status)
     self.agent:conflict({ path = self.path, kind = "overlap", kept = target == ours and "buffer" or "disk", copy = copy })
   end
   local agreed = target == theirs and target_bom == theirs_bom
-  if agreed and self.exists and status and not status.dirty then
+  if agreed and self.exists and status and not status.dirty and not text.unkept(self.buf) then
     vim.bo[self.buf].modified = false
   end
   if self.mode == "bytes" and not agreed then

@@ -38,6 +38,21 @@ function M.split_bom(content, as_character)
   return "", content
 end
 
+-- Why the agent cannot keep the bytes Neovim writes for this buffer, or nil when it can: the agent
+-- keeps UTF-8 text, edited in UTF-8 positions, with the line break 'fileformat' names.
+function M.unkept(buf)
+  local options = vim.bo[buf]
+  if options.binary then
+    if options.fileformat == "unix" then return nil end
+    return string.format("'binary' is set, so Neovim ends its lines in \"\\n\" whatever 'fileformat' (%s) says, "
+      .. "which the plugin does not follow", options.fileformat)
+  end
+  local encoding = options.fileencoding ~= "" and options.fileencoding or vim.o.encoding
+  if encoding ~= "utf-8" then
+    return "its 'fileencoding' is " .. encoding .. " and the agent keeps UTF-8 text"
+  end
+end
+
 -- Lines of `text`, each with its "\n" (the last one without, when the text does not end in one).
 function M.lines(text)
   local lines, start = {}, 1
