@@ -8,6 +8,7 @@ with generous timeouts, never bare sleeps.
 
     AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
 """
+import base64
 import grp
 import json
 import os
@@ -174,6 +175,22 @@ class PluginTestCase(unittest.TestCase):
 
     def settled(self):
         wait_for(lambda: self.status().get("settled"), "the plugin's edits to reach the agent")
+
+    def write_as_neovim(self, name, expected, may_ask):
+        """`:w` that Neovim carries out itself, until `name` holds `expected`. Neovim 0.7 asks before
+        writing over a file changed more than a second after it read it (by the agent, say): with
+        `may_ask` the person says yes; without, being asked fails the test (nothing else wrote it)."""
+        self.nvim.input(":write\r")
+
+        def written():
+            # Only Neovim's "fast" calls answer while it waits for an answer to its question.
+            if self.nvim.api.get_mode()["mode"] == "r?":
+                if not may_ask:
+                    raise AssertionError(f"Neovim asked before writing {name}: someone wrote it since Neovim did")
+                self.nvim.input("y")
+                return False
+            return self.read(name) == expected and not self.nvim.api.get_mode()["blocking"]
+        wait_for(written, f"Neovim's write of {name}")
 
 
 class TypingTests(PluginTestCase):
@@ -362,6 +379,163 @@ class ExternalChangeTests(PluginTestCase):
         self.assertEqual(len(self.nvim.eval("getqflist()")), 1)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+class FileOptionTests(PluginTestCase):
+    """Buffer options that change the bytes Neovim writes ('bomb', 'fileformat', 'fileencoding',
+    'binary'): the file gets what Neovim would write, or Neovim writes it and says so once."""
+
+    def option(self, name):
+        return self.nvim.current.buffer.options[name]
+
+    def handed_over(self, name):
+        return [n for n in self.notes() if name in n and "Neovim" in n]
+
+    def record_handled_events(self):
+        """Keeps, in order, the agent's events the plugin has handled: the point after which a
+        test may look for what one of them did not do."""
+        self.nvim.exec_lua("""
+            _G.handled = {}
+            local agent = require('autosave').session(0).agent
+            local handle = agent.event
+            agent.event = function(self, event)
+                handle(self, event)
+                table.insert(_G.handled, {event = event.event, revision = event.revision})
+            end""")
+
+    def handled(self, name, revision):
+        return {"event": name, "revision": revision} in self.nvim.exec_lua("return _G.handled")
+
+    def test_a_file_with_a_bom_shows_none_and_keeps_one_whoever_writes_it(self):
+        self.write("bom.txt", BOM + b"one\ntwo\n")
+        self.start_agent(autosave={"delayMs": 600000, "maxDelayMs": 600000})
+        self.start_nvim()
+        self.edit("bom.txt")
+        self.assertEqual(self.lines(), ["one", "two"], "the mark is 'bomb', not a character of the first line")
+        self.assertTrue(self.option("bomb"))
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("bom.txt"), BOM + b"one!\ntwo\n")
+        # With the agent gone Neovim writes the buffer itself: one mark still.
+        self.agent.kill()
+        wait_for(lambda: any("lost the agent" in n for n in self.notes()), "the notice that the agent went")
+        self.keys("jA?<Esc>")
+        self.write_as_neovim("bom.txt", BOM + b"one!\ntwo?\n", may_ask=True)
+
+    def test_a_tool_adding_or_removing_the_bom_sets_or_clears_bomb(self):
+        self.write("notes.txt", "one\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.write("notes.txt", BOM + b"one\n")
+        wait_for(lambda: self.option("bomb"), "'bomb' set by the tool's change")
+        self.assertEqual(self.lines(), ["one"])
+        self.write("notes.txt", "one\n")
+        wait_for(lambda: not self.option("bomb"), "'bomb' cleared by the tool's change")
+        # What Neovim writes itself, with the agent gone, is what the tool left.
+        self.agent.kill()
+        wait_for(lambda: any("lost the agent" in n for n in self.notes()), "the notice that the agent went")
+        self.keys("Atwo<Esc>")
+        self.write_as_neovim("notes.txt", b"onetwo\n", may_ask=True)
+
+    def test_set_bomb_reaches_the_file_without_w_and_set_nobomb_with_it(self):
+        self.write("notes.txt", "one\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.nvim.command("set bomb")
+        wait_for(lambda: self.read("notes.txt") == BOM + b"one\n", "the byte order mark saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved it")
+        self.nvim.command("set nobomb")
+        self.nvim.command("write")
+        self.assertEqual(self.read("notes.txt"), b"one\n")
+        self.assertTrue(self.status()["attached"])
+
+    def test_set_fileformat_or_endofline_reaches_the_file_without_w(self):
+        self.write("notes.txt", "a\nb\n")
+        self.write("bare.txt", "a\nb")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.nvim.command("set fileformat=dos")
+        wait_for(lambda: self.read("notes.txt") == b"a\r\nb\r\n", "the CRLF line breaks saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved them")
+        self.edit("bare.txt")
+        self.nvim.command("set endofline")
+        wait_for(lambda: self.read("bare.txt") == b"a\nb\n", "the final line break saved by the agent")
+        wait_for(lambda: not self.modified(), "'modified' to clear once the agent saved it")
+
+    def test_set_fileencoding_latin1_then_w_writes_latin1_and_hands_the_buffer_to_neovim(self):
+        self.write("cafe.txt", "café\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("cafe.txt")
+        self.record_handled_events()
+        self.nvim.command("set fileencoding=latin1")
+        self.keys("A au lait<Esc>")
+        # What is typed is kept as ever (as UTF-8: the file's encoding until :w) ...
+        wait_for(lambda: self.read("cafe.txt") == "café au lait\n".encode(), "the typing saved by the agent")
+        saved = wait_for(lambda: self.agent.events("saved"), "the agent's save")[-1]["revision"]
+        wait_for(lambda: self.handled("saved", saved), "the plugin to handle the agent's `saved` event")
+        # ... and the new encoding is not written yet: :q still says so.
+        self.assertTrue(self.modified(), "'modified' kept: the file is not latin1 yet")
+        self.write_as_neovim("cafe.txt", "café au lait\n".encode("latin1"), may_ask=True)
+        self.assertFalse(self.modified())
+        self.assertFalse(self.status()["attached"])
+        self.assertEqual(len(self.handed_over("latin1")), 1, self.notes())
+        # Neovim writes it from now on; the agent, clean since it saved before Neovim wrote, only
+        # reloads what Neovim wrote (and writes nothing Neovim would be asked about).
+        self.keys("A!<Esc>")
+        self.write_as_neovim("cafe.txt", "café au lait!\n".encode("latin1"), may_ask=False)
+        client = Client(os.path.join(self.root, ".autosave", "agent.sock"))
+        try:
+            client.call("sync")
+            content = client.call("read", path="cafe.txt")
+        finally:
+            client.close()
+        self.assertEqual(base64.b64decode(content.get("contentBase64", "")), "café au lait!\n".encode("latin1"),
+                         "the agent holds Neovim's latin1 bytes")
+        taken = [line["event"] for line in self.agent.lines() if line.get("event") in ("reloaded", "merged", "conflict")]
+        self.assertEqual(set(taken), {"reloaded"}, "Neovim's writes reached a clean buffer in the agent")
+        self.assertEqual(self.read("cafe.txt"), "café au lait!\n".encode("latin1"))
+        self.assertEqual(len(self.handed_over("latin1")), 1, "told once")
+
+    def test_a_buffer_neovim_reads_as_latin1_is_left_to_neovim_as_read(self):
+        self.write("utf8.txt", "café\n")
+        self.write("latin1.txt", "café\n".encode("latin1"))
+        self.start_agent()
+        self.start_nvim()
+        # ++enc=latin1: the person says how to read the bytes; the plugin must not read them otherwise.
+        self.nvim.command("edit ++enc=latin1 " + os.path.join(self.root, "utf8.txt"))
+        wait_for(lambda: self.handed_over("utf8.txt"), "the message")
+        self.assertEqual(self.lines(), ["cafÃ©"])
+        self.assertFalse(self.status()["attached"])
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("utf8.txt"), "café!\n".encode())
+        self.nvim.command("edit " + os.path.join(self.root, "latin1.txt"))
+        note = wait_for(lambda: self.handed_over("latin1.txt"), "the message")
+        self.assertIn("latin1", note[0])
+        self.assertEqual(self.lines(), ["café"])
+        self.assertFalse(self.status()["attached"])
+        self.keys("A!<Esc>")
+        self.nvim.command("write")
+        self.assertEqual(self.read("latin1.txt"), "café!\n".encode("latin1"))
+        self.assertEqual(len(self.notes()), 2, self.notes())
+
+    def test_set_binary_on_a_crlf_file_then_w_writes_what_neovim_writes(self):
+        self.write("dos.txt", b"a\r\nb\r\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("dos.txt")
+        self.nvim.command("set binary")
+        self.nvim.command("write")
+        self.assertEqual(self.read("dos.txt"), b"a\nb\n", "'binary' writes \\n whatever 'fileformat' says")
+        self.assertFalse(self.status()["attached"])
+        self.assertEqual(len(self.handed_over("binary")), 1, self.notes())
+
+
 class PropertyTests(PluginTestCase):
     """Random editing, searching for a buffer and an agent that disagree."""
 
@@ -386,7 +560,8 @@ class PropertyTests(PluginTestCase):
                 return {shadow = s:base_text(), buffer = require('autosave.text').of_buffer(0), in_flight = s.in_flight,
                     batch = s.batch ~= nil, needs_resync = s.needs_resync, resyncing = s.resyncing, mode = s.mode}""")
             raise AssertionError(f"{error}; {context}; plugin: {self.status()}, {state}; messages: {self.notes()}") from None
-        ours = self.nvim.exec_lua("return require('autosave.text').of_buffer(0)")
+        # What Neovim would write: the mark 'bomb' asks for, then the lines.
+        ours = self.nvim.exec_lua("return (vim.bo.bomb and '\\239\\187\\191' or '') .. require('autosave.text').of_buffer(0)")
         theirs = client.call("read", path=name).get("content", "")
         if isinstance(ours, bytes):
             ours = ours.decode()
@@ -420,6 +595,7 @@ class PropertyTests(PluginTestCase):
         self.run_editing("lf.txt", "".join(line + "\n" for line in lines), 80)
         self.run_editing("crlf.txt", "".join(line + "\r\n" for line in lines) or "a\r\n", 40)
         self.run_editing("bare.txt", "\n".join(lines) + "end", 40)
+        self.run_editing("bom.txt", "\ufeff" + "".join(line + "\n" for line in lines), 40)
 
     def test_the_texts_diff_edit_placed_by_the_agent_gives_the_new_text(self):
         rng = random.Random(self.seed)

@@ -185,7 +185,9 @@ function Agent:event(event)
   elseif kind == "removed" then
     s:give_up("it was removed on disk; the buffer keeps its text and :w writes it again")
   elseif kind == "saved" then
-    if event.revision == s.revision and s:is_settled() and vim.api.nvim_buf_is_valid(s.buf) then
+    -- Options asking for other bytes than the agent's (`text.unkept`) keep 'modified' until :w.
+    if event.revision == s.revision and s:is_settled() and vim.api.nvim_buf_is_valid(s.buf)
+      and not text.unkept(s.buf) then
       if s:agrees_in_size(event.bytes) then
         vim.bo[s.buf].modified = false
       else
@@ -274,6 +276,12 @@ function M.attach(buf, explicit, renamed)
     return
   end
   waiting[buf] = nil
+  local unkept = text.unkept(buf)
+  if unkept then
+    reasons[buf] = unkept .. "; Neovim writes it"
+    say(vim.fn.fnamemodify(name, ":~:.") .. ": " .. unkept .. "; Neovim writes it itself", vim.log.levels.INFO)
+    return
+  end
   reasons[buf] = nil
   local agent = agent_for(socket, state)
   local s = session.new(agent, buf, vim.fn.fnamemodify(name, ":p"), M.options)
@@ -352,16 +360,14 @@ function M.look_for_agents()
   end
 end
 
--- BufWriteCmd: :w saves through the agent and returns once the file is durable.
-function M.write(buf, file)
-  local s = sessions[buf]
-  local target = vim.fn.fnamemodify(file, ":p")
-  if not s or not s.agent:is_connected() or target ~= s.file and target ~= s.agent:absolute(s.path) then
-    -- Another file (:w other.txt), or no agent right now: Neovim writes it.
-    vim.api.nvim_buf_call(buf, function() vim.cmd("noautocmd keepalt write! " .. vim.fn.fnameescape(file)) end)
-    return
-  end
-  pcall(vim.api.nvim_exec_autocmds, "BufWritePre", { buffer = buf, modeline = false })
+-- Neovim's own write of `buf` to `file`.
+local function neovim_write(buf, file)
+  vim.api.nvim_buf_call(buf, function() vim.cmd("noautocmd keepalt write! " .. vim.fn.fnameescape(file)) end)
+end
+
+-- Sends what was typed and has the agent save it durably. Returns nil, or why it did not.
+local function save_through_agent(s)
+  local buf = s.buf
   s:flush()
   local limit = M.options.write_timeout_ms
   local function settle()
@@ -375,8 +381,7 @@ function M.write(buf, file)
     settled = settle()
   end
   if not settled or s.is_stopped or not s.agent:is_connected() then
-    vim.api.nvim_err_writeln("autosave: " .. s.path .. " was not saved: the agent did not take the edits in time")
-    return
+    return "the agent did not take the edits in time"
   end
   local done, failure = false, nil
   s.agent.conn:request("save", { paths = { s.path } }, function(err)
@@ -384,13 +389,45 @@ function M.write(buf, file)
   end)
   vim.wait(limit, function() return done end, 2)
   if not done or failure then
-    local why = failure and failure.message or "no answer in " .. limit .. " ms"
-    vim.api.nvim_err_writeln("autosave: " .. s.path .. " was not saved: " .. tostring(why))
-    return
+    return tostring(failure and failure.message or "no answer in " .. limit .. " ms")
   end
-  if s:is_settled() then vim.bo[buf].modified = false end
+end
+
+-- BufWriteCmd: :w saves through the agent and returns once the file is durable. A buffer whose
+-- options ask for bytes the agent does not keep (`text.unkept`: another 'fileencoding', say) is
+-- handed to Neovim instead, which writes it now and from then on, as without the plugin.
+function M.write(buf, file)
+  local s = sessions[buf]
+  local target = vim.fn.fnamemodify(file, ":p")
+  local is_own = s ~= nil and (target == s.file or target == s.agent:absolute(s.path))
+  local unkept = is_own and text.unkept(buf)
+  if not is_own or not (unkept or s.agent:is_connected()) then
+    -- Another file (:w other.txt), or no agent right now: Neovim writes it.
+    return neovim_write(buf, file)
+  end
+  pcall(vim.api.nvim_exec_autocmds, "BufWritePre", { buffer = buf, modeline = false })
+  if s.agent:is_connected() then
+    -- Handed over or not, what was typed is saved first. Neovim's write then reaches a clean buffer
+    -- in the agent, which reloads it; a dirty one would merge it, or keep its own text at the path
+    -- in a conflict (this buffer asked the agent to keep its side).
+    local failure = save_through_agent(s)
+    if failure then
+      vim.api.nvim_err_writeln("autosave: " .. s.path .. " was not saved: " .. failure)
+      return
+    end
+  end
+  if unkept then
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":~:.")
+    M.detach(buf, unkept .. "; Neovim writes it")
+    say(name .. ": " .. unkept .. "; Neovim writes it itself from now on", vim.log.levels.WARN)
+    neovim_write(buf, file)
+  elseif s:is_settled() then
+    vim.bo[buf].modified = false
+  end
   pcall(vim.api.nvim_exec_autocmds, "BufWritePost", { buffer = buf, modeline = false })
-  vim.api.nvim_echo({ { string.format('"%s" saved by autosave (durable)', s.path) } }, false, {})
+  if not unkept then
+    vim.api.nvim_echo({ { string.format('"%s" saved by autosave (durable)', s.path) } }, false, {})
+  end
 end
 
 -- The session following `buf` (nil when none): its state, for tests and for looking into a bug.
@@ -504,6 +541,18 @@ function M.enable()
       if not s or vim.fn.fnamemodify(vim.api.nvim_buf_get_name(args.buf), ":p") == s.file then return end
       M.detach(args.buf, "renamed")
       if M.options.auto_attach then M.attach(args.buf, false, true) end
+    end,
+  })
+  -- Options that change the bytes Neovim writes, which no `on_bytes` reports: they reach the agent
+  -- as a typed change does, not only at the next :w.
+  vim.api.nvim_create_autocmd("OptionSet", {
+    group = group, pattern = { "bomb", "fileformat", "endofline", "binary" },
+    callback = function()
+      local s = sessions[vim.api.nvim_get_current_buf()]
+      if s and not s.applying then
+        s.needs_resync = true
+        s:schedule()
+      end
     end,
   })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.flush_all })

@@ -11,6 +11,9 @@
 -- those merges. In "bytes" mode (a file whose lines all end in "\n", or all in "\r\n") it is a
 -- list of lines and edits are placed from `on_bytes` positions; in "diff" mode (no final line
 -- break, a lone "\r", a new file) it is a string and each turn sends the difference of texts.
+-- A UTF-8 byte order mark is not in the shadow: Neovim shows it as 'bomb', not in the first line,
+-- so `bom` holds the agent's mark at `revision` ("" for none), and the agent's first line is
+-- that many bytes longer than the buffer's.
 local text = require("autosave.text")
 
 local Session = {}
@@ -24,7 +27,7 @@ M.client = "nvim:" .. vim.fn.getpid()
 function M.new(agent, buf, path, options)
   local self = setmetatable({
     agent = agent, buf = buf, path = path, file = path, options = options,
-    revision = nil, shadow = text.of_buffer(buf), mode = "diff", exists = true,
+    revision = nil, shadow = text.of_buffer(buf), bom = text.bom_of(buf), mode = "diff", exists = true,
     in_flight = false, batch = nil, needs_resync = true, resyncing = false, applying = false,
     is_stopped = false, failures = 0,
   }, Session)
@@ -119,10 +122,10 @@ function Session:flush()
   if self.is_stopped or self.in_flight or self.resyncing or not self.agent:is_connected() then return end
   if self.needs_resync then return self:resync() end
   if self.mode == "diff" then
-    local now = text.of_buffer(self.buf)
-    if now == self.shadow then return end
-    if not self.exists then return self:send_write(now) end
-    return self:send(text.edit(self.shadow, now), { after = now })
+    local bom, now = text.bom_of(self.buf), text.of_buffer(self.buf)
+    if now == self.shadow and bom == self.bom then return end
+    if not self.exists then return self:send_write(bom .. now, { after = now, bom = bom }) end
+    return self:send(text.edit(self.bom .. self.shadow, bom .. now), { after = now, bom = bom })
   end
   if vim.api.nvim_buf_line_count(self.buf) == 1 and text.of_buffer(self.buf) == "" then
     -- Emptied (every line deleted, or an undo back to an empty file): Neovim writes no line
@@ -130,6 +133,8 @@ function Session:flush()
     self.mode, self.shadow, self.batch = "diff", table.concat(self.shadow, "\n"), nil
     return self:flush()
   end
+  -- 'bomb' changed, which no `on_bytes` reports: the texts decide.
+  if text.bom_of(self.buf) ~= self.bom then return self:resync() end
   local batch = self.batch
   if not batch then return end
   self.batch = nil
@@ -164,7 +169,13 @@ function Session:flush()
     -- A "\r" typed into a "\n" file: the agent sees a line break there; follow by texts.
     return self:resync()
   end
-  local e = { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec }, text = new }
+  -- The agent's first line starts with the mark the buffer's does not hold.
+  local shift = #self.bom
+  local e = {
+    start = { line = sr, character = sr == 0 and sc + shift or sc },
+    ["end"] = { line = er, character = er == 0 and ec + shift or ec },
+    text = new,
+  }
   self:send(e, { splice = { sr, sc, er, ec, new } })
 end
 
@@ -193,12 +204,12 @@ function Session:send(edit, change)
 end
 
 -- A new file's first content: a `write` (an edit needs a file to place it in).
-function Session:send_write(content)
+function Session:send_write(content, change)
   self.in_flight = true
   local params = { path = self.path, content = content, ifRevision = self.revision, client = M.client }
   self.agent.conn:request("write", params, function(err, result)
     if not err then self.exists = true end
-    self:answered(err, result, { after = content })
+    self:answered(err, result, change)
   end)
 end
 
@@ -216,6 +227,7 @@ function Session:answered(err, result, change)
   else
     self.failures = 0
     self.revision = result.revision
+    if change.bom then self.bom = change.bom end
     if change.after then
       self.shadow = change.after
     elseif change.after_lines then
@@ -247,6 +259,7 @@ end
 -- check (no copy of the text) that Neovim's reports of its changes added up.
 function Session:agrees_in_size(bytes)
   local buf = self.buf
+  bytes = bytes - #self.bom
   local count = vim.api.nvim_buf_line_count(buf)
   if count == 1 then return #text.of_buffer(buf) == bytes end
   local size = vim.api.nvim_buf_get_offset(buf, count)
@@ -257,7 +270,7 @@ end
 -- Whether nothing typed is waiting to reach the agent.
 function Session:is_settled()
   return not self.in_flight and not self.batch and not self.needs_resync and not self.resyncing
-    and (self.mode == "bytes" or text.of_buffer(self.buf) == self.shadow)
+    and text.bom_of(self.buf) == self.bom and (self.mode == "bytes" or text.of_buffer(self.buf) == self.shadow)
 end
 
 -- Reads the agent's text and brings both sides together (see the top of this file).
@@ -299,30 +312,37 @@ function Session:adopt(answer, status)
   if answer.contentBase64 then
     return self:give_up("it is not UTF-8 text; Neovim saves it itself", "info")
   end
-  local theirs = answer.content or ""
+  local content = answer.content or ""
   self.exists = answer.exists ~= false
   self.path = answer.path or self.path
-  local ours = text.of_buffer(self.buf)
+  local ours, our_bom = text.of_buffer(self.buf), text.bom_of(self.buf)
+  local base, base_bom = self:base_text(), self.bom
+  -- The agent's mark is read as the buffer shows marks: as 'bomb', or as a character of the first
+  -- line when the shadow holds one there ('binary', or read without "ucs-bom" in 'fileencodings').
+  local as_character = vim.bo[self.buf].binary or (base_bom == "" and base:sub(1, #text.BOM) == text.BOM)
+  local theirs_bom, theirs = text.split_bom(content, as_character)
   -- A buffer given another file's name (:saveas, :file) holds what is to be written there.
-  local base = self.takes_ours and theirs or self:base_text()
+  if self.takes_ours then base, base_bom = theirs, theirs_bom end
   self.takes_ours = false
   local target = text.merge(base, ours, theirs)
+  -- The mark merges on its own: the side that changed it wins (both sides that did agree).
+  local target_bom = our_bom ~= base_bom and our_bom or theirs_bom
   local copy
   if self.takes_theirs then
     -- The agent kept the disk's version (keep = "agent"); what the buffer held is in its copy,
     -- but not what was typed since the last edit it took: that goes to a copy of ours.
     self.takes_theirs = false
-    if ours ~= base then copy = self.agent:keep_aside(self.path, ours) end
-    target = theirs
+    if ours ~= base or our_bom ~= base_bom then copy = self.agent:keep_aside(self.path, our_bom .. ours) end
+    target, target_bom = theirs, theirs_bom
   elseif not target then
     -- Both changed the same lines while an edit was on its way: the buffer keeps what the person
     -- sees, the agent's version is copied aside.
-    target = ours
-    copy = self.agent:keep_aside(self.path, theirs)
+    target, target_bom = ours, our_bom
+    copy = self.agent:keep_aside(self.path, content)
   end
   self.revision = answer.revision
-  if target ~= ours then
-    local shown, why = self:show(ours, target)
+  if target ~= ours or target_bom ~= our_bom then
+    local shown, why = self:show(ours, target, target_bom)
     if not shown then return self:give_up("the agent's change could not be shown (" .. why .. "); Neovim saves it itself") end
   end
   if self:follows_bytes(theirs) and self:follows_bytes(target) then
@@ -333,15 +353,17 @@ function Session:adopt(answer, status)
     self.mode = "diff"
     self.shadow = theirs
   end
+  self.bom = theirs_bom
   if copy then
     self.agent:conflict({ path = self.path, kind = "overlap", kept = target == ours and "buffer" or "disk", copy = copy })
   end
-  if target == theirs and self.exists and status and not status.dirty then
+  local agreed = target == theirs and target_bom == theirs_bom
+  if agreed and self.exists and status and not status.dirty and not text.unkept(self.buf) then
     vim.bo[self.buf].modified = false
   end
-  if self.mode == "bytes" and target ~= theirs then
+  if self.mode == "bytes" and not agreed then
     -- Sent first, so nothing else is on its way with it; its answer sends what comes next.
-    return self:send(text.edit(theirs, target), { after_lines = target })
+    return self:send(text.edit(theirs_bom .. theirs, target_bom .. target), { after_lines = target, bom = target_bom })
   end
   self:flush()
 end
@@ -353,14 +375,12 @@ local function format_of(content)
   return "unix"
 end
 
--- Changes the buffer from `from` to `to` hunk by hunk, bottom up, as one undo step of its own:
--- lines nobody changed keep their marks, folds and the cursor. Returns false and why when the
--- buffer would not take it ('nomodifiable', say).
-function Session:show(from, to)
+-- Changes the buffer from `from` to `to` hunk by hunk, bottom up, as one undo step of its own,
+-- with `bom` before its first line: lines nobody changed keep their marks, folds and the cursor.
+-- Returns false and why when the buffer would not take it ('nomodifiable', say).
+function Session:show(from, to, bom)
   local buf = self.buf
-  -- A tool that changed the line breaks (dos2unix, a formatter) changed the file format too.
   local format = format_of(to) or vim.bo[buf].fileformat
-  if format ~= vim.bo[buf].fileformat then vim.bo[buf].fileformat = format end
   local hunks = text.hunks(from, to)
   if format_of(from) ~= format_of(to) then
     -- Every line differs in its break alone: those are no hunks to Neovim, whose lines have none.
@@ -368,6 +388,10 @@ function Session:show(from, to)
   end
   self.applying = true
   local ok, err = pcall(function()
+    -- A tool that changed the line breaks (dos2unix, a formatter) changed the file format too,
+    -- and one that added or took away the mark changed 'bomb'.
+    if format ~= vim.bo[buf].fileformat then vim.bo[buf].fileformat = format end
+    if bom ~= text.bom_of(buf) then vim.bo[buf].bomb = bom ~= "" end
     -- Closes the person's undo step: this change gets one of its own.
     vim.bo[buf].undolevels = vim.bo[buf].undolevels
     for i = #hunks, 1, -1 do

@@ -20,6 +20,39 @@ function M.of_buffer(buf)
   return text
 end
 
+-- A UTF-8 byte order mark. Neovim keeps it out of the first line: reading a file that starts with
+-- one sets 'bomb' (with "ucs-bom" in 'fileencodings', as by default), and writing puts it back.
+M.BOM = "\239\187\191"
+
+-- The bytes Neovim writes before a UTF-8 buffer's first line: the mark when 'bomb' asks for it
+-- ('binary' writes none).
+function M.bom_of(buf)
+  return (vim.bo[buf].bomb and not vim.bo[buf].binary) and M.BOM or ""
+end
+
+-- Splits the agent's text into the mark Neovim shows as 'bomb' and the text of the lines. With
+-- `as_character` (a buffer that shows a mark as a character of its first line: 'binary', or read
+-- without "ucs-bom") the mark stays in the text.
+function M.split_bom(content, as_character)
+  if not as_character and content:sub(1, #M.BOM) == M.BOM then return M.BOM, content:sub(#M.BOM + 1) end
+  return "", content
+end
+
+-- Why the agent cannot keep the bytes Neovim writes for this buffer, or nil when it can: the agent
+-- keeps UTF-8 text, edited in UTF-8 positions, with the line break 'fileformat' names.
+function M.unkept(buf)
+  local options = vim.bo[buf]
+  if options.binary then
+    if options.fileformat == "unix" then return nil end
+    return string.format("'binary' is set, so Neovim ends its lines in \"\\n\" whatever 'fileformat' (%s) says, "
+      .. "which the plugin does not follow", options.fileformat)
+  end
+  local encoding = options.fileencoding ~= "" and options.fileencoding or vim.o.encoding
+  if encoding ~= "utf-8" then
+    return "its 'fileencoding' is " .. encoding .. " and the agent keeps UTF-8 text"
+  end
+end
+
 -- Lines of `text`, each with its "\n" (the last one without, when the text does not end in one).
 function M.lines(text)
   local lines, start = {}, 1
