@@ -46,6 +46,9 @@ extension FileWatcher {
         if ownWrites.isOwn(path, current: current) {
             if current == nil { known.remove(path) } else { known.insert(path) }
             logger.trace("own-write", metadata: ["path": "\(path)"])
+            // A save written in place through one name of a file with several (hard links)
+            // changed the others too: nothing to report, but their buffers must look again.
+            if let current, current.links > 1 { return FileChange(.removed, path, isTransient: true) }
             return nil
         }
         switch (existedBefore, current != nil) {

@@ -1,4 +1,5 @@
 import ByteNames
+import Glibc
 import Inotify
 import Logging
 
@@ -14,7 +15,8 @@ extension Workspace {
             let from = change.from ?? ""
             if change.isDirectory {
                 for key in buffers.keys where KnownFiles.isSame(key, orBelow: from) {
-                    moves.append(Rename(from: key, to: change.path + key.dropFirst(from.count), directory: from))
+                    guard let below = key.pathBelow(from) else { continue }
+                    moves.append(Rename(from: key, to: change.path + "/" + below, directory: from, intoDirectory: change.path))
                 }
             } else {
                 moves.append(Rename(from: from, to: change.path))
@@ -98,11 +100,19 @@ extension Workspace {
         }
     }
 
+    /// Whether `path` (relative to the root) is a folder now, not through a link.
+    func isFolder(_ path: String) -> Bool {
+        guard let status = Fingerprint.of(root + "/" + path) else { return false }
+        return status.mode & UInt32(S_IFMT) == UInt32(S_IFDIR)
+    }
+
     /// A rename a buffer may follow; `directory` is set when it comes from a folder's rename.
     struct Rename {
         var from: String
         var to: String
         var directory: String? = nil
+        /// Where that folder went.
+        var intoDirectory: String? = nil
     }
 
     /// Moves the buffers of renamed files to their new names, all renames of a burst at once.
@@ -119,11 +129,12 @@ extension Workspace {
                     return there.device == base.device && there.inode == base.inode
                 }
                 if holds(move.from) { continue }
-                // A folder's rename is news of the folder, not of each file in it: the file may
-                // have moved on since (the folder moved back, the file renamed), and a buffer sent
-                // where its file is not would write its old name again there. It follows when its
-                // file is where the folder went.
-                if move.directory != nil, !holds(move.to) { continue }
+                // A folder's rename is news of the folder, not of each file in it: the folder
+                // may have moved on since (away and back), and a buffer sent where no folder is
+                // would write its old name again in the wrong place. It follows when its file is
+                // where the folder went, or, its file gone (replaced meanwhile), when the folder
+                // is still there.
+                if let folder = move.intoDirectory, !holds(move.to), !isFolder(folder) { continue }
             } else {
                 // A buffer with no file of its own (a new name, never saved) follows only its
                 // folder, and only when no folder of that name is back (one it may belong to).
