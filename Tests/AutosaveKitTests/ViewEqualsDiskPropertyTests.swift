@@ -82,6 +82,13 @@ import Testing
         // A save in place through a hard link changed the other name's file; the agent's own
         // write is not reported, and the other name's clean buffer kept its old text.
         [68944, 60560, 75852, 9559, 91988],
+        // A file written, then renamed over another (settle 0): the write's window settled
+        // between the rename and its events, reported the name removed, and the rename, settling
+        // after, was no move from a name no longer known; the buffer stayed and wrote it again.
+        [82225, 0, 0, 11936, 4646],
+        [1035, 0, 2544, 76064, 61672],
+        // A buffer that lost track of its file (logged) and then followed its folder.
+        [86512, 25254, 28868, 56247, 64174],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {
@@ -401,10 +408,14 @@ final class TreeScenario: @unchecked Sendable {
         // name again, saying so (`conflict kind=removed`).
         let logs = harness.logs.elements
         let lostTrack = directoryAppeared || renamedOverAFollowedFile || buffers.values.contains(.goneFile)
-        let conflicts = Set(
+        var conflicts = Set(
             logs.dropFirst(logsChecked).filter { log in
                 log.event == "conflict" && (log.fields["copy"] != nil || lostTrack && log.fields["kind"] == "removed")
             }.compactMap { $0.fields["path"] })
+        // A buffer that said so and then moved on with its folder is still the one that said so.
+        for log in logs.dropFirst(logsChecked) where log.event == "moved" {
+            if let from = log.fields["from"], let to = log.fields["to"], conflicts.contains(from) { conflicts.insert(to) }
+        }
         logsChecked = logs.count
         let isPlaceOpen = buffersMayBeOnEitherSide
         folderMoved = false

@@ -256,9 +256,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     /// Follows a rename of the file inside the root. A buffer waiting to write back its vanished
     /// file has found it: it waits no more, and its edits are again edits of that file.
+    ///
+    /// A rename is the kernel's word that the file at `newPath` is the one that vanished: the same
+    /// inode is enough, even written since (its version then merges in, as any outside change).
     func move(to newPath: String) {
         path = newPath
-        if base == nil, let vanished, Fingerprint.of(context.absolute(newPath)) == vanished.fingerprint {
+        if base == nil, let vanished, let there = Fingerprint.of(context.absolute(newPath)),
+            there.device == vanished.fingerprint.device, there.inode == vanished.fingerprint.inode
+        {
             base = vanished
             schedule.cleaned()
             contentChanged()

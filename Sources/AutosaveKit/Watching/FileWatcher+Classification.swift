@@ -17,7 +17,7 @@ extension FileWatcher {
         for name in burst.names {
             // A source saved by the agent inside this very burst is not known yet, and is a file all the same.
             guard case .name(let source)? = burst.origins[name], !source.isSameName(as: name), now[name] != nil,
-                known.contains(source) || ownWrites.isRecorded(source), movedSources.insert(source)
+                known.contains(source) || ownWrites.isRecorded(source) || wasRecentlyRemoved(source), movedSources.insert(source)
             else { continue }
             moves.append((source, name))
         }
@@ -40,6 +40,25 @@ extension FileWatcher {
         return changes
     }
 
+    /// Keeps `path` among the names reported removed a moment ago (a few hundred at most).
+    func rememberRemoved(_ path: String) {
+        if recentlyRemoved.count >= 256 {
+            let horizon = clock.now.advanced(by: .zero - Self.renameHalfLife)
+            recentlyRemoved = recentlyRemoved.filter { $0 >= horizon }
+            if recentlyRemoved.count >= 256 { recentlyRemoved.removeAll() }
+        }
+        recentlyRemoved[path] = clock.now
+    }
+
+    /// Whether `path` was reported removed within `renameHalfLife`.
+    func wasRecentlyRemoved(_ path: String) -> Bool {
+        guard let removed = recentlyRemoved[path] else { return false }
+        return removed.duration(to: clock.now) <= Self.renameHalfLife
+    }
+
+    /// How long a removal may turn out to have been a rename's first half.
+    static var renameHalfLife: Duration { .seconds(2) }
+
     /// The change of one name, comparing what was known with what is there now.
     func classify(_ path: String, current: Fingerprint?) -> FileChange? {
         let existedBefore = known.contains(path)
@@ -58,6 +77,7 @@ extension FileWatcher {
             return FileChange(.created, path)
         case (true, false):
             known.remove(path)
+            rememberRemoved(path)
             return FileChange(.removed, path)
         case (false, false):
             // Created and gone again (or renamed on) inside the window: a buffer opened on it, or

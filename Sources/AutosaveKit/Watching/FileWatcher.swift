@@ -30,7 +30,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     public nonisolated let rules: IgnoreRules
 
     let configuration: ResolvedConfiguration
-    private let clock: C
+    let clock: C
     let logger: Logger
     private let inotify: DirectoryWatcher
     private let changesContinuation: AsyncStream<[FileChange]>.Continuation
@@ -67,6 +67,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// The change time of what was reported last per name, so that a rescan after an overflow
     /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
     var reportedChangeTimes: PathMap<Int64> = [:]
+    /// Names reported removed a moment ago: a rename's first half can settle alone (the settle
+    /// looked at the disk after the rename and before its events came in), and the second half,
+    /// settling later, is a move from that name all the same.
+    var recentlyRemoved: PathMap<C.Instant> = [:]
     /// The root, held open: it says whether the root still exists wherever it is now.
     var rootDescriptor: CInt = -1
 
