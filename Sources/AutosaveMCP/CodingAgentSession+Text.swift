@@ -50,17 +50,6 @@ extension CodingAgentSession {
         return first == last ? "line \(first) changed" : "lines \(first)–\(last) changed"
     }
 
-    /// `text` with each "\n" not after a "\r" made "\r\n".
-    static func crlf(_ text: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count + text.count / 16)
-        for (index, byte) in text.enumerated() {
-            if byte == UInt8(ascii: "\n"), index == 0 || text[index - 1] != UInt8(ascii: "\r") { out.append(UInt8(ascii: "\r")) }
-            out.append(byte)
-        }
-        return out
-    }
-
     /// What a model reads when its replacement could not be placed.
     static func describe(_ failure: ExactReplacement.Failure, path: String, revision: Int) -> String {
         switch failure {

@@ -37,7 +37,9 @@ extension CodingAgentSession {
 
     func writeFile(_ input: ToolInput, _ attempt: Attempt) async throws -> String {
         let file = try await current(try input.string("path"))
-        let content = Array(try input.string("content").utf8)
+        var content = Array(try input.string("content").utf8)
+        // read_file shows no "\r": the content takes the line breaks of the file it replaces.
+        if let existing = file.text, let style = LineBreakStyle.of(existing) { content = style.spell(content) }
         let doubt = self.doubt(about: file, attempt)
         if doubt?.isIn == true { return alreadyThere(file, answerLost: true) }
         let base = try doubt?.base ?? baseView(of: file, ifRevision: try input.integer("ifRevision"))
@@ -67,11 +69,14 @@ extension CodingAgentSession {
         let doubt = self.doubt(about: file, attempt)
         if doubt?.isIn == true { return alreadyThere(file, answerLost: true) }
         let base = try doubt?.base ?? baseView(of: file, ifRevision: try input.integer("ifRevision")) ?? View(revision: file.revision, text: text)
-        // read_file shows lines without their "\r": in a CRLF file the text asked for has them.
+        // read_file shows lines without their "\r": in a CRLF file the text asked for has them, and
+        // the text put in takes them too.
+        var style = LineBreakStyle.of(base.text)
         if ExactReplacement.occurrences(of: old, in: base.text).isEmpty, base.text.contains(UInt8(ascii: "\r")) {
-            let crlfOld = Self.crlf(old)
-            if !ExactReplacement.occurrences(of: crlfOld, in: base.text).isEmpty { (old, new) = (crlfOld, Self.crlf(new)) }
+            let crlfOld = LineBreakStyle.crlf.spell(old)
+            if !ExactReplacement.occurrences(of: crlfOld, in: base.text).isEmpty { (old, style) = (crlfOld, .crlf) }
         }
+        if let style { new = style.spell(new) }
         let replacement: ExactReplacement
         do {
             replacement = try ExactReplacement.place(old, new, in: base.text, all: all)

@@ -219,6 +219,29 @@ class ToolTests(MCPTestCase):
         self.run_session(body)
 
 
+    def test_new_text_takes_the_files_line_breaks(self):
+        # read_file shows no "\r": what a model writes has "\n" where a CRLF file has "\r\n".
+        with open(os.path.join(self.root, "crlf.txt"), "wb") as f:
+            f.write(b"one\r\ntwo\r\nthree\r\n")
+        with open(os.path.join(self.root, "whole.txt"), "wb") as f:
+            f.write(b"x\r\ny\r\n")
+        self.write("lf.txt", "p\nq\n")
+
+        async def body(session):
+            failed, text = await self.call(session, "edit_file", path="crlf.txt", old_string="three", new_string="THREE\nFOUR")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "write_file", path="whole.txt", content="x\ny\nz\n")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "edit_file", path="lf.txt", old_string="q", new_string="Q\r\nR")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "save")
+            self.assertFalse(failed, text)
+
+        self.run_session(body)
+        self.assertEqual(self.read_bytes("crlf.txt"), b"one\r\ntwo\r\nTHREE\r\nFOUR\r\n")
+        self.assertEqual(self.read_bytes("whole.txt"), b"x\r\ny\r\nz\r\n")
+        self.assertEqual(self.read_bytes("lf.txt"), b"p\nQ\nR\n")
+
 class LifeTests(MCPTestCase):
     def test_stdin_closed_flushes_the_in_process_agent_and_exits_zero(self):
         self.write("a.txt", "old\n")
