@@ -5,7 +5,8 @@ import Logging
 /// standard input and output, its tools carried out through the project's agent.
 ///
 /// Requests are answered one at a time, in order: a model's tool calls never interleave, and
-/// every request read before the input ended is answered before `serve` returns.
+/// every request read before the input ended is answered before `serve` returns. No tool result
+/// is longer than `ResultBound.bytes`.
 public enum CodingAgentServer {
     /// The protocol versions spoken, newest first.
     static let protocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]

@@ -14,25 +14,10 @@ extension CodingAgentSession {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw ToolFailure("\(file.path) is not UTF-8 text (\(bytes.count) bytes); read_file shows text only")
         }
+        let request = FilePage.Request(offset: try input.integer("offset"), limit: try input.integer("limit"), column: try input.integer("column"))
+        let page = try FilePage(path: file.path, revision: file.revision, isDirty: file.isDirty).render(bytes, request)
         views[file.path] = View(revision: file.revision, text: bytes)
-        // Split on the byte: Swift counts "\r\n" as one character, which is not "\n".
-        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
-            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
-        }
-        if bytes.last == UInt8(ascii: "\n") { lines.removeLast() }
-        let first = max(1, try input.integer("offset") ?? 1)
-        let limit = max(1, try input.integer("limit") ?? 2000)
-        let last = min(lines.count, first + limit - 1)
-        var out = ""
-        if first <= last {
-            for number in first...last {
-                let label = String(number)
-                out += String(repeating: " ", count: max(0, 6 - label.count)) + label + "\t" + lines[number - 1] + "\n"
-            }
-        }
-        let shown = first <= last ? "lines \(first)–\(last) of \(lines.count)" : "no lines shown (\(lines.count) in all)"
-        let unsaved = file.isDirty ? " · has unsaved edits (saved to disk shortly)" : ""
-        return out + "(\(file.path) · revision \(file.revision) · \(shown)\(unsaved))"
+        return page
     }
 
     func writeFile(_ input: ToolInput, _ attempt: Attempt) async throws -> String {
@@ -156,14 +141,20 @@ extension CodingAgentSession {
 
     func changesSince(_ input: ToolInput) throws -> String {
         let (entries, cursor, isIncomplete, hasGap) = changes.entries(since: try input.integer("since"))
-        let items: [JSONValue] = entries.suffix(500).map { entry in
+        var items: [JSONValue] = entries.suffix(500).map { entry in
             var fields = [field("path", .string(entry.path)), field("kind", .string(entry.kind)), field("who", .string(entry.who))]
             if let revision = entry.revision { fields.append(field("revision", .number(String(revision)))) }
             if let from = entry.from { fields.append(field("from", .string(from))) }
             if let copy = entry.copy { fields.append(field("copy", .string(copy))) }
             return .object(fields)
         }
-        let isCut = entries.count > items.count
+        var isCut = entries.count > items.count
+        // The newest that fit in one result.
+        var size = items.reduce(0) { $0 + $1.jsonText.utf8.count + 1 }
+        while size > ResultBound.bytes - 2048, !items.isEmpty {
+            size -= items.removeFirst().jsonText.utf8.count + 1
+            isCut = true
+        }
         var fields = [field("cursor", .number(String(cursor))), field("changes", .array(items))]
         if isIncomplete || isCut {
             fields.append(field("note", .string("only the newest changes are listed; read_file what you rely on")))
@@ -186,11 +177,19 @@ extension CodingAgentSession {
 
     func status() async throws -> String {
         let answer = try await request(.status, [])
-        let buffers = (answer["buffers"]?.arrayValue ?? []).map { buffer -> String in
+        let buffers = answer["buffers"]?.arrayValue ?? []
+        var out = ["Project \(answer["root"]?.stringValue ?? "?"): \(buffers.count) file(s) open in the agent."]
+        var size = out[0].utf8.count
+        for (index, buffer) in buffers.enumerated() {
             let dirty = buffer["dirty"] == .bool(true) ? "unsaved edits" : "saved"
-            return "\(buffer["path"]?.stringValue ?? "?") · revision \(Self.revision(of: buffer)) · \(dirty)"
+            let line = "\(buffer["path"]?.stringValue ?? "?") · revision \(Self.revision(of: buffer)) · \(dirty)"
+            size += line.utf8.count + 1
+            if size > ResultBound.bytes - 1024 {
+                out.append("… and \(buffers.count - index) more (a result holds at most \(ResultBound.name))")
+                break
+            }
+            out.append(line)
         }
-        let root = answer["root"]?.stringValue ?? "?"
-        return (["Project \(root): \(buffers.count) file(s) open in the agent."] + buffers).joined(separator: "\n")
+        return out.joined(separator: "\n")
     }
 }

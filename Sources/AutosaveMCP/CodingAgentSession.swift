@@ -12,7 +12,8 @@ import Logging
 /// the model last read; when others changed the file since, the two are merged line by line, and
 /// where they touch the same lines nothing changes and the tool fails, naming the lines); when the
 /// agent stops answering, the call goes on through the project's next agent (found, or started
-/// by `agents`), and a change whose answer was lost is made at most once.
+/// by `agents`), and a change whose answer was lost is made at most once; no result passes
+/// `ResultBound`.
 actor CodingAgentSession {
     /// What the model last saw of a file: the base its next edit is merged from.
     struct View {
@@ -102,7 +103,7 @@ actor CodingAgentSession {
                 try await follow()
                 let text = try await carryOut(tool, input, &attempt)
                 inFlight = nil
-                return (note + text, false)
+                return (ResultBound.cut(note + text), false)
             } catch let silence as AgentSilence {
                 let doubt = silence.isAnswerLost ? inFlight : nil
                 inFlight = nil
@@ -113,17 +114,17 @@ actor CodingAgentSession {
                     guard tries <= 2 else { throw AgentUnavailable.noOther(socket: socketPath) }
                     socketPath = try await agents.agent(replacing: socketPath)
                 } catch {
-                    return (Self.unanswered(tool, doubt: doubt, because: error), true)
+                    return (ResultBound.cut(Self.unanswered(tool, doubt: doubt, because: error)), true)
                 }
                 attempt.inDoubt = doubt ?? attempt.inDoubt
                 note = "(The autosave agent this server worked through stopped answering; the project's agent now is the one at "
                     + "\(socketPath), and revisions may count again from 0.)\n"
             } catch let failure as ToolFailure {
                 inFlight = nil
-                return (note + failure.message, true)
+                return (ResultBound.cut(note + failure.message), true)
             } catch {
                 inFlight = nil
-                return (note + "\(tool) failed: \(error); nothing was changed", true)
+                return (ResultBound.cut(note + "\(tool) failed: \(error); nothing was changed"), true)
             }
         }
     }
