@@ -32,6 +32,8 @@ public enum AgentUnavailable: Error, CustomStringConvertible {
     case lockHeld(root: String, pid: Int?, waited: Duration)
     /// The agent at `socket`, the only one this session may use, stopped answering.
     case noOther(socket: String)
+    /// The agent at `socket`, found for this call, stopped answering too.
+    case unsteady(socket: String)
     /// The server is stopping: it looks for no agent any more.
     case stopping
 
@@ -46,6 +48,8 @@ public enum AgentUnavailable: Error, CustomStringConvertible {
                 + "call the tool again in a moment"
         case .noOther(let socket):
             "the autosave agent at \(socket) stopped answering, and this server knows no other"
+        case .unsteady(let socket):
+            "the project's agent at \(socket) stopped answering again right after this server found it"
         case .stopping:
             "the MCP server is stopping"
         }

@@ -160,8 +160,8 @@ extension CodingAgentSession {
             fields.append(field("note", .string("only the newest changes are listed; read_file what you rely on")))
         }
         if hasGap {
-            let gap = "the autosave agent stopped and another took over since: what changed while none ran is not listed; "
-                + "read_file what you rely on"
+            let gap = "events were missed since (the autosave agent stopped and another took over, or this server fell behind): "
+                + "what changed meanwhile is not listed; read_file what you rely on"
             fields.append(field("gap", .string(gap)))
         }
         let following = changes.following

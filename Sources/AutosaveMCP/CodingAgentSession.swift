@@ -101,7 +101,7 @@ actor CodingAgentSession {
             tries += 1
             do {
                 try await follow()
-                let text = try await carryOut(tool, input, &attempt)
+                let text = try await carryOut(tool, input, attempt)
                 inFlight = nil
                 return (ResultBound.cut(note + text), false)
             } catch let silence as AgentSilence {
@@ -111,14 +111,14 @@ actor CodingAgentSession {
                     "mcp-agent-gone",
                     metadata: ["socket": "\(socketPath)", "error": "\(silence.cause)", "next": "joining the project's agent, or starting one"])
                 do {
-                    guard tries <= 2 else { throw AgentUnavailable.noOther(socket: socketPath) }
+                    guard tries <= 2 else { throw AgentUnavailable.unsteady(socket: socketPath) }
                     socketPath = try await agents.agent(replacing: socketPath)
                 } catch {
                     return (ResultBound.cut(Self.unanswered(tool, doubt: doubt, because: error)), true)
                 }
                 attempt.inDoubt = doubt ?? attempt.inDoubt
-                note = "(The autosave agent this server worked through stopped answering; the project's agent now is the one at "
-                    + "\(socketPath), and revisions may count again from 0.)\n"
+                note = "(The autosave agent this server worked through stopped answering; it now works through the project's "
+                    + "next agent, whose revisions may count again from 0.)\n"
             } catch let failure as ToolFailure {
                 inFlight = nil
                 return (ResultBound.cut(note + failure.message), true)
@@ -129,7 +129,7 @@ actor CodingAgentSession {
         }
     }
 
-    private func carryOut(_ tool: String, _ input: ToolInput, _ attempt: inout Attempt) async throws -> String {
+    private func carryOut(_ tool: String, _ input: ToolInput, _ attempt: Attempt) async throws -> String {
         switch tool {
         case "read_file": return try await readFile(input)
         case "write_file": return try await writeFile(input, attempt)
@@ -154,8 +154,8 @@ actor CodingAgentSession {
                 + "and it was not sent again: \(error). "
                 + "Once an agent answers, read_file \(path) and redo the change only if it is missing."
         case .patch?:
-            return "The autosave agent stopped before it answered, so your patch may or may not be in, and it was not sent again: \(error). "
-                + "Once an agent answers, read_file the files it changes and apply what is missing."
+            return "The autosave agent stopped before it answered, so your patch may or may not be in, "
+                + "and it was not sent again: \(error). Once an agent answers, read_file the files it changes and apply what is missing."
         }
     }
 }
