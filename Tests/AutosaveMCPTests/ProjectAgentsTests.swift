@@ -22,10 +22,12 @@ import Testing
 
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    func agents(_ project: Project, clock: ManualClock, patience: Duration = .seconds(30), start: @escaping @Sendable () throws -> String)
-        -> ProjectAgents<ManualClock>
-    {
-        ProjectAgents(root: "/p", clock: clock, patience: patience, logger: Self.logger, find: { project.running }, start: start)
+    func agents(
+        _ project: Project, clock: ManualClock, patience: Duration = .seconds(30), isRunning: @escaping @Sendable (Int) -> Bool = { _ in false },
+        start: @escaping @Sendable () throws -> String
+    ) -> ProjectAgents<ManualClock> {
+        ProjectAgents(
+            root: "/p", clock: clock, patience: patience, logger: Self.logger, find: { project.running }, start: start, isRunning: isRunning)
     }
 
     /// The server that lost the race for the lock waits for the winner's socket and joins it.
@@ -61,6 +63,27 @@ import Testing
         let error = await #expect(throws: AgentUnavailable.self) { try await found.value }
         #expect("\(error!)".hasPrefix("no autosave agent answered for /p within 15 ms: another process (pid 7) holds its lock"), "\(error!)")
         #expect(project.starts == 2)
+    }
+
+    /// While the process holding the lock is there, no agent is made to find that out again: its
+    /// socket is looked for until it answers.
+    @Test func whileTheHolderOfTheLockRunsStartIsNotTriedAgain() async throws {
+        let project = Project()
+        let clock = ManualClock()
+        let agents = agents(project, clock: clock, isRunning: { $0 == 42 }) {
+            _ = project.tryStart()
+            throw AgentLock.LockError.alreadyRunning(root: "/p", pid: 42)
+        }
+        let found = Task { try await agents.agent(replacing: nil) }
+        for _ in 0..<3 {
+            await clock.waitForSleepers()
+            clock.advance(by: .milliseconds(320))
+        }
+        await clock.waitForSleepers()
+        project.running = "/p/.autosave/agent.sock"
+        clock.advance(by: .milliseconds(320))
+        #expect(try await found.value == "/p/.autosave/agent.sock")
+        #expect(project.starts == 1)
     }
 
     /// A start that fails for another reason than the lock is not tried again.
