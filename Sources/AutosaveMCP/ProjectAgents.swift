@@ -68,6 +68,9 @@ public struct ProjectAgents<C: Clock>: AgentFinder where C.Duration == Duration 
                     return socket
                 } catch AgentLock.LockError.alreadyRunning(_, let pid) {
                     holder = pid
+                    logger.info(
+                        "mcp-waiting",
+                        metadata: ["pid": "\(pid.map(String.init) ?? "?")", "next": "joining its agent once its socket answers, or starting one once it is gone"])
                 } catch {
                     throw AgentUnavailable.cannotStart(root: root, reason: "\(error)", cause: error)
                 }

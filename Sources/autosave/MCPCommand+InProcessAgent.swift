@@ -1,5 +1,6 @@
 import AutosaveKit
 import AutosaveMCP
+import Glibc
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -65,7 +66,11 @@ final class InProcessAgent: Sendable {
         }
         var socket: String?
         for await path in listening { socket = path }
-        guard let socket else { throw await done.value ?? AgentUnavailable.stopping }
+        guard let socket else {
+            let error = await done.value
+            Self.stopOnSignalsAgain()
+            throw error ?? AgentUnavailable.stopping
+        }
         let running = Running(socket: socket, shutdown: shutdown, done: done)
         let isOver = state.withLock { state in
             guard case .idle = state else { return true }
@@ -87,6 +92,14 @@ final class InProcessAgent: Sendable {
             if onItsOwn { self.ended.yield(error) }
         }
         return socket
+    }
+
+    /// Gives SIGTERM, SIGINT and SIGHUP back their default action (ending the process) after an
+    /// agent's service group that never served: it left them ignored (UnixSignals sets `SIG_IGN`
+    /// and does not restore it), and a server that goes on, joined to another's agent, must still
+    /// stop on them, as one that never tried to start an agent does.
+    private static func stopOnSignalsAgain() {
+        for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
     }
 
     /// Stops the agent started here, if one runs, once it has saved every unsaved edit; none is

@@ -11,7 +11,9 @@ proxy, a fault-injection seam named as such, stands between the server and a rea
     AUTOSAVE_BINARY=.build/debug/autosave .build/mcp-venv/bin/python Tests/mcp/test_handover.py
 """
 import asyncio
+import fcntl
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -144,6 +146,27 @@ class HandoverTests(MCPTestCase):
         self.run_async(body)
         for name in names:
             self.assertEqual(self.read(f"{name}.txt"), f"by {name}\n")
+
+    def test_a_server_waiting_out_anothers_lock_still_stops_on_sigterm(self):
+        # Another process holds the lock and serves nothing: the server tries to start an agent,
+        # loses, and waits for a socket. An agent's service group that never served left SIGTERM
+        # ignored (or, with a stop deadline armed, ended it 10 s later with status 1).
+        state = os.path.join(self.root, ".autosave")
+        os.mkdir(state, 0o700)
+        with open(os.path.join(state, "agent.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            lock.write(f"{os.getpid()}\n")
+            lock.flush()
+            server = subprocess.Popen([BINARY, "mcp", self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+            try:
+                wait_for(lambda: f"mcp-waiting pid={os.getpid()} " in self.log(), "mcp-waiting in its log")
+                server.send_signal(signal.SIGTERM)
+                self.assertEqual(server.wait(timeout=5), -signal.SIGTERM, self.log())
+            finally:
+                server.kill()
+                server.wait()
+                server.stdin.close()
+                server.stdout.close()
 
 class AnswerDroppingProxy:
     """Fault-injection seam: a socket that passes requests to the real agent and its answers back,
