@@ -79,6 +79,10 @@ class HandoverTests(MCPTestCase):
     def run_async(self, body):
         return asyncio.run(asyncio.wait_for(body(), 90))
 
+    def assert_one_started_an_agent(self, servers):
+        started = [server.name for server in servers if "mcp-serving" in server.log()]
+        self.assertEqual(len(started), 1, f"servers that started an agent: {started}")
+
     def test_a_joined_server_goes_on_when_the_server_running_the_agent_exits(self):
         self.write("a.txt", "a\n")
 
@@ -117,8 +121,7 @@ class HandoverTests(MCPTestCase):
                 for server in others])
             for failed, text in results:
                 self.assertFalse(failed, text)
-            started = [server.name for server in others if "mcp-serving" in server.log()]
-            self.assertEqual(len(started), 1, f"servers that started an agent: {started}")
+            self.assert_one_started_an_agent(others)
             status = self.cli("status", "--json").stdout
             for name in names:
                 self.assertIn(f"{name}.txt", status)
@@ -129,14 +132,12 @@ class HandoverTests(MCPTestCase):
         for name in names:
             self.assertEqual(self.read(f"{name}.txt"), f"by the {name}\n")
 
-
     def test_servers_started_together_share_one_agent(self):
         names = ("one", "two", "three", "four", "five", "six")
 
         async def body():
             servers = await asyncio.gather(*[Server.started(self, name) for name in names])
-            started = [server.name for server in servers if "mcp-serving" in server.log()]
-            self.assertEqual(len(started), 1, f"servers that started an agent: {started}")
+            self.assert_one_started_an_agent(servers)
             for server in servers:
                 failed, text = await server.call("write_file", path=f"{server.name}.txt", content=f"by {server.name}\n")
                 self.assertFalse(failed, text)
