@@ -70,6 +70,7 @@ test: deps
 			apt-get install -y -qq python3-venv && /usr/bin/python3 -m venv $(MCP_VENV); }; } && \
 		$(MCP_VENV)/bin/pip install -q '$(MCP_SDK)' jsonschema; }
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_mcp.py
+	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_handover.py
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_walls.py
 	$(call need_fuse)
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 faultfs/test_faultfs.py

@@ -7,7 +7,9 @@ import Synchronization
 /// that `changes {since}` returns only what is new.
 ///
 /// Filled from the agent's events on a subscription of its own; the session's own edits are left
-/// out. Holds the newest `capacity` entries.
+/// out. Holds the newest `capacity` entries. A subscription that ended and began again (the agent
+/// stopped and another took over) leaves a gap: what changed between is not known, and `entries`
+/// says so to every cursor from before it.
 final class ChangeLog: Sendable {
     struct Entry: Sendable {
         var number: Int
@@ -25,6 +27,10 @@ final class ChangeLog: Sendable {
         var dropped = 0
         var isFollowing = false
         var ending: String?
+        /// Which subscription is the current one: an older one's end is not news.
+        var generation = 0
+        /// The cursor each gap came after.
+        var gaps: [Int] = []
     }
 
     private let state = Mutex(State())
@@ -73,26 +79,37 @@ final class ChangeLog: Sendable {
         }
     }
 
-    /// The entries after `since` (all when nil), the cursor to pass next time, and whether some
-    /// after `since` were dropped already.
-    func entries(since: Int?) -> (entries: [Entry], cursor: Int, isIncomplete: Bool) {
+    /// The entries after `since` (all when nil), the cursor to pass next time, whether some after
+    /// `since` were dropped already, and whether a gap (no subscription for a while) came after it.
+    func entries(since: Int?) -> (entries: [Entry], cursor: Int, isIncomplete: Bool, hasGap: Bool) {
         state.withLock { state in
             let since = since ?? 0
             let kept = state.entries.filter { $0.number > since }
             let oldest = state.entries.first?.number ?? state.next
-            return (kept, state.next - 1, since + 1 < oldest && state.dropped > 0)
+            return (kept, state.next - 1, since + 1 < oldest && state.dropped > 0, state.gaps.contains { $0 >= since })
         }
     }
 
     /// Whether the subscription is up; why it ended, when it did.
     var following: (isFollowing: Bool, ending: String?) { state.withLock { ($0.isFollowing, $0.ending) } }
 
-    func started() { state.withLock { $0.isFollowing = true } }
+    /// A subscription began: its number, for `ended`. After one that ended, a gap is marked.
+    func started() -> Int {
+        state.withLock { state in
+            if state.ending != nil { state.gaps.append(state.next - 1) }
+            state.isFollowing = true
+            state.ending = nil
+            state.generation += 1
+            return state.generation
+        }
+    }
 
-    func ended(_ why: String) {
-        state.withLock {
-            $0.isFollowing = false
-            $0.ending = why
+    /// Subscription `generation` ended, for the reason `why`.
+    func ended(_ generation: Int, _ why: String) {
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.isFollowing = false
+            state.ending = why
         }
     }
 }

@@ -2,10 +2,11 @@ import AutosaveKit
 import Logging
 
 /// `autosave mcp`'s server: the Model Context Protocol (JSON-RPC 2.0, one message per line) on
-/// standard input and output, its tools carried out through the agent at `socketPath`.
+/// standard input and output, its tools carried out through the project's agent.
 ///
 /// Requests are answered one at a time, in order: a model's tool calls never interleave, and
-/// every request read before the input ended is answered before `serve` returns.
+/// every request read before the input ended is answered before `serve` returns. No tool result
+/// is longer than `ResultBound.bytes`.
 public enum CodingAgentServer {
     /// The protocol versions spoken, newest first.
     static let protocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
@@ -18,10 +19,11 @@ public enum CodingAgentServer {
         they touch the same lines, so read the file again and redo the edit. Call changes to learn what others changed.
         """
 
-    /// Serves one MCP client until its input ends (or the task is cancelled).
-    public static func serve(socketPath: String, version: String, logger: Logger) async {
-        let session = CodingAgentSession(socketPath: socketPath)
-        await session.follow()
+    /// Serves one MCP client until its input ends (or the task is cancelled), through the agent at
+    /// `socketPath` and, when that one stops answering, the one `agents` finds or starts.
+    public static func serve(socketPath: String, agents: any AgentFinder, version: String, logger: Logger) async {
+        let session = CodingAgentSession(socketPath: socketPath, agents: agents, logger: logger)
+        try? await session.follow()
         for await line in StandardStreams.lines() {
             if Task.isCancelled { break }
             guard let answer = await answer(line, session: session, version: version, logger: logger) else { continue }

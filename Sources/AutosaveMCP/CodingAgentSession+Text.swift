@@ -50,15 +50,12 @@ extension CodingAgentSession {
         return first == last ? "line \(first) changed" : "lines \(first)–\(last) changed"
     }
 
-    /// `text` with each "\n" not after a "\r" made "\r\n".
-    static func crlf(_ text: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count + text.count / 16)
-        for (index, byte) in text.enumerated() {
-            if byte == UInt8(ascii: "\n"), index == 0 || text[index - 1] != UInt8(ascii: "\r") { out.append(UInt8(ascii: "\r")) }
-            out.append(byte)
-        }
-        return out
+    /// A line as a message quotes it: its first 500 bytes, and how long it is when that is not all.
+    static func excerpt(_ line: String) -> String {
+        let bytes = Array(line.utf8)
+        guard bytes.count > 500 else { return line }
+        let end = ResultBound.characterStart(at: 500, in: bytes)
+        return String(decoding: bytes[..<end], as: UTF8.self) + "… (the line goes on: \(bytes.count) bytes in all)"
     }
 
     /// What a model reads when its replacement could not be placed.
@@ -69,7 +66,7 @@ extension CodingAgentSession {
         case .noChange:
             return "`old_string` and `new_string` are the same; nothing to change"
         case .notFound(let line?, let text?):
-            return "`old_string` was not found in \(path) (revision \(revision)). The nearest text is line \(line):\n\(line)\t\(text)\nread_file it and copy the text exactly, whitespace included; nothing was changed"
+            return "`old_string` was not found in \(path) (revision \(revision)). The nearest text is line \(line):\n\(line)\t\(excerpt(text))\nread_file it and copy the text exactly, whitespace included; nothing was changed"
         case .notFound:
             return "`old_string` was not found in \(path) (revision \(revision)); read_file it and copy the text exactly; nothing was changed"
         case .ambiguous(let lines):

@@ -5,10 +5,15 @@ import AutosaveKit
 enum CodingAgentTools {
     static let all: [JSONValue] = [
         tool(
-            "read_file", "Read a file as the people editing it see it (their unsaved edits included), with line numbers and its revision.",
+            "read_file",
+            "Read a file as the people editing it see it (their unsaved edits included), with line numbers and its revision. "
+                + "A result holds at most 256 KB: what did not fit is named at the end, with the offset (and column, inside a long line) to read it.",
             ["path": string("File path, relative to the project root."),
              "offset": integer("First line to show, counting from 1 (default 1)."),
-             "limit": integer("How many lines to show (default 2000).")],
+             "limit": integer("How many lines to show (default 2000)."),
+             "column": integer(
+                "Where in line `offset` to start, in bytes counting from 1 (default 1): "
+                    + "to read on inside a line too long for one result, as its note says.")],
             required: ["path"], readOnly: true),
         tool(
             "write_file", "Create or replace a whole file; merged with edits others made since you read it, refused where they collide.",

@@ -14,7 +14,8 @@ struct MCPCommand: AsyncParsableCommand {
         abstract: "Serve coding agents over MCP (stdio): their edits go through the buffers, merged with everyone's.",
         discussion: """
             Joins the agent running for DIR, or runs one in this process (same lock and socket, so editors and \
-            the CLI join it) until standard input ends; then every unsaved edit is saved and it exits 0. \
+            the CLI join it) until standard input ends; then every unsaved edit is saved and it exits 0. When the \
+            agent it joined stops, the next tool call joins the next one, or starts it here. \
             Standard output carries the protocol only; the log goes to standard error.
             """
     )
@@ -26,12 +27,45 @@ struct MCPCommand: AsyncParsableCommand {
     func run() async throws {
         let resolved = try target.load()
         let logger = RunCommand.logger(for: resolved)
-        if let socket = await Self.runningAgent(for: resolved) {
-            logger.info("mcp-joined", metadata: ["socket": "\(socket)"])
-            await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
-            return
+        let host = InProcessAgent(resolved, logger: logger)
+        let agents = ProjectAgents(
+            root: resolved.root, clock: ContinuousClock(), logger: logger, find: { await Self.runningAgent(for: resolved) },
+            start: { try await host.start() })
+        let socket: String
+        do {
+            socket = try await agents.agent(replacing: nil)
+        } catch {
+            let cause = if case AgentUnavailable.cannotStart(_, _, let cause) = error { cause } else { error }
+            logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(cause)", "next": "exiting"])
+            throw cause is StateDirectory.LinkFound ? ExitStatus.usage : ExitStatus.failure
         }
-        try await serveWithOwnAgent(resolved, logger: logger)
+        /// Which of the two finished first: the server (its input ended) or the agent run here
+        /// (stopped by a signal or a client's `stop`, or failed).
+        enum Finished: Sendable {
+            case server
+            case agent((any Error)?)
+        }
+        let finished = await withTaskGroup(of: Finished?.self) { tasks in
+            tasks.addTask {
+                await CodingAgentServer.serve(socketPath: socket, agents: agents, version: Self.version, logger: logger)
+                return .server
+            }
+            tasks.addTask {
+                for await error in host.endings { return .agent(error) }
+                return nil
+            }
+            let first = await tasks.next() ?? nil
+            // The agent stopped first: the server stops reading. Or the server did: no more waiting on the agent.
+            tasks.cancelAll()
+            return first
+        }
+        // Input ended: the agent run here, if any, stops, saving every unsaved edit first.
+        let stopped = await host.stop()
+        let failure: (any Error)? = if case .agent(let error)? = finished { error } else { stopped }
+        if let failure, !(failure is CancellationError) {
+            logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(failure)", "next": "exiting"])
+            throw failure is StateDirectory.LinkFound ? ExitStatus.usage : ExitStatus.failure
+        }
     }
 
     /// The socket of an agent that answers for the configuration's root (its own state directory,
@@ -47,55 +81,5 @@ struct MCPCommand: AsyncParsableCommand {
             if let client = try? await ControlClient(socketPath: socket), (try? await client.call(.status)) != nil { return socket }
         }
         return nil
-    }
-
-    /// Runs an agent here, serves MCP once it listens, and stops it (saving everything) when
-    /// standard input ends or a signal stops it first.
-    private func serveWithOwnAgent(_ resolved: ResolvedConfiguration, logger: Logger) async throws {
-        let (listening, listened) = AsyncStream.makeStream(of: String.self)
-        let (group, shutdown) = RunCommand.agentGroup(resolved, logger: logger) { path in
-            listened.yield(path)
-            listened.finish()
-        }
-        /// Which of the two finished: the agent (stopped by a signal, or failed) or the server (its input ended).
-        enum Finished: Sendable {
-            case agent((any Error)?)
-            case server
-        }
-        let failure = await withTaskGroup(of: Finished.self) { tasks in
-            tasks.addTask {
-                defer { listened.finish() }
-                do {
-                    try await group.run()
-                    return .agent(nil)
-                } catch {
-                    return .agent(error)
-                }
-            }
-            tasks.addTask {
-                var socket: String?
-                for await path in listening { socket = path }
-                guard let socket else { return .server }
-                logger.info("mcp-serving", metadata: ["socket": "\(socket)", "agent": "in-process"])
-                await CodingAgentServer.serve(socketPath: socket, version: Self.version, logger: logger)
-                // Input ended: the agent stops, saving every unsaved edit first.
-                shutdown.trigger()
-                return .server
-            }
-            var failure: (any Error)?
-            for await finished in tasks {
-                guard case .agent(let error) = finished else { continue }
-                failure = error
-                // The agent stopped first (a signal): the server stops reading.
-                tasks.cancelAll()
-            }
-            return failure
-        }
-        if let error = failure {
-            if !(error is CancellationError) {
-                logger.error("start-failed", metadata: ["root": "\(resolved.root)", "error": "\(error)", "next": "exiting"])
-            }
-            throw error is StateDirectory.LinkFound ? ExitStatus.usage : ExitStatus.failure
-        }
     }
 }

@@ -57,6 +57,6 @@ import Testing
     @Test func changedLinesNameTheSpanBetweenWhatBothShare() {
         #expect(CodingAgentSession.changedLines(from: bytes("a\nb\nc\nd\n"), to: bytes("a\nB\nC\nd\n")) == "lines 2–3 changed")
         #expect(CodingAgentSession.changedLines(from: bytes("a\nb\n"), to: bytes("a\nx\nb\n")) == "lines added after line 1")
-        #expect(CodingAgentSession.crlf(bytes("a\nb\r\nc")) == bytes("a\r\nb\r\nc"))
+        #expect(LineBreakStyle.crlf.spell(bytes("a\nb\r\nc")) == bytes("a\r\nb\r\nc"))
     }
 }

@@ -10,6 +10,7 @@ unsaved edits are made through the CLI (`autosave write`), as an editor would.
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -218,6 +219,65 @@ class ToolTests(MCPTestCase):
 
         self.run_session(body)
 
+
+    def test_new_text_takes_the_files_line_breaks(self):
+        # read_file shows no "\r": what a model writes has "\n" where a CRLF file has "\r\n".
+        with open(os.path.join(self.root, "crlf.txt"), "wb") as f:
+            f.write(b"one\r\ntwo\r\nthree\r\n")
+        with open(os.path.join(self.root, "whole.txt"), "wb") as f:
+            f.write(b"x\r\ny\r\n")
+        self.write("lf.txt", "p\nq\n")
+
+        async def body(session):
+            failed, text = await self.call(session, "edit_file", path="crlf.txt", old_string="three", new_string="THREE\nFOUR")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "write_file", path="whole.txt", content="x\ny\nz\n")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "edit_file", path="lf.txt", old_string="q", new_string="Q\r\nR")
+            self.assertFalse(failed, text)
+            failed, text = await self.call(session, "save")
+            self.assertFalse(failed, text)
+
+        self.run_session(body)
+        self.assertEqual(self.read_bytes("crlf.txt"), b"one\r\ntwo\r\nTHREE\r\nFOUR\r\n")
+        self.assertEqual(self.read_bytes("whole.txt"), b"x\r\ny\r\nz\r\n")
+        self.assertEqual(self.read_bytes("lf.txt"), b"p\nQ\nR\n")
+
+    def test_a_five_megabyte_line_is_read_in_bounded_pages(self):
+        # A minified file: one line of 5 MB, with two-byte characters a page may not split.
+        line = "".join(f"v{i}='\u00e9';" for i in range(600000))[:5 * 1024 * 1024]
+        self.write("min.js", line + "\nsecond\n")
+        bound = 256 * 1024
+        page_end = re.compile(r"read_file with offset=1 and column=(\d+) shows what follows")
+
+        async def body(session):
+            parts, column, pages = [], None, 0
+            while True:
+                arguments = {"path": "min.js"} if column is None else {"path": "min.js", "offset": 1, "column": column}
+                failed, text = await self.call(session, "read_file", **arguments)
+                self.assertFalse(failed, text[-500:])
+                self.assertLessEqual(len(text.encode()), bound)
+                pages += 1
+                self.assertTrue(text.startswith("     1\t"), text[:100])
+                parts.append(text[len("     1\t"):text.index("\n")])
+                found = page_end.search(text)
+                if not found:
+                    self.assertIn("     2\tsecond\n", text)
+                    break
+                self.assertEqual(len("".join(parts).encode()) + 1, int(found.group(1)), "the next page starts where this one ended")
+                column = int(found.group(1))
+            self.assertEqual("".join(parts), line, "the pages of the line put together are the line")
+            self.assertGreaterEqual(pages, 20)
+            # offset and limit page by lines as before.
+            _, shown = await self.call(session, "read_file", path="min.js", offset=2)
+            self.assertTrue(shown.startswith("     2\tsecond\n("), shown[:200])
+            # Every tool's result is bounded: a refusal that quotes its input too.
+            failed, text = await self.call(session, "write_file", path="x.txt", content=[line[:400000]])
+            self.assertTrue(failed)
+            self.assertLessEqual(len(text.encode()), bound)
+            self.assertIn("must be a string", text)
+
+        self.run_session(body)
 
 class LifeTests(MCPTestCase):
     def test_stdin_closed_flushes_the_in_process_agent_and_exits_zero(self):
