@@ -84,7 +84,6 @@ extension FileBuffer {
 
     private func apply(_ disk: DiskVersion?) async {
         await reconcile(with: disk)
-        // A tool that wrote the file in place changed the pinned version too.
         await endPinnedChain()
     }
 
@@ -277,9 +276,10 @@ extension FileBuffer {
         }
     }
 
-    /// When the journal's chain of this buffer's edits stands on its file (pinned with a hard
-    /// link) and the file is about to change or just changed, the journal takes the buffer's
-    /// whole text, so the chain no longer depends on the file.
+    /// After the buffer took in a change of its file, a journal chain of its edits standing on a
+    /// pinned copy of the file as it was ends with the buffer's whole text (and the file's new
+    /// digest): recovery then sets that text against the disk as it is, rather than the chain's
+    /// text against a version the disk has moved on from, which could only keep both.
     func endPinnedChain() async {
         guard isDirty, let journal = context.journal, await journal.isPinned(path) else { return }
         do { try await journal.append(journalRecord()) } catch {

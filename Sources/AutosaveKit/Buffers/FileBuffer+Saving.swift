@@ -41,9 +41,6 @@ extension FileBuffer {
     func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         guard isDirty, !isSaving else { return nil }
         isSaving = true
-        // A save may write the file in place (a user's hard link, a writer holding it open), and
-        // so change the version a chain of edits stands on: the chain ends first.
-        await endPinnedChain()
         let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path

@@ -53,7 +53,7 @@ public actor EditJournal {
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
     private var chainBytes: PathMap<Int> = [:]
-    /// The files chains of edits stand on (in `bases/`).
+    /// The copies of the versions chains of edits stand on (in `bases/`).
     private var pins: BasePins
 
     private var appended = 0
@@ -61,9 +61,9 @@ public actor EditJournal {
     private var isSyncing = false
     private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
 
-    /// A chain stands on a pinned file only when writing its text whole would cost this much: a
-    /// pin is a hard link the user's tools see (a second link makes some of them write in
-    /// place), so files that are cheap to journal whole are never pinned.
+    /// A chain stands on a pinned copy only when the text is this large: a pin costs a copy of the
+    /// file once (and a second file to fsync), which only pays when the journal would otherwise
+    /// take that copy again and again as the chain's full records.
     static var pinnedBaseSize: Int { 1 << 20 }
 
     /// Whether `path`'s chain of edits stands on a pinned file.
@@ -122,6 +122,7 @@ public actor EditJournal {
         }
         var full = record
         full.splices = nil
+        full.editedBase = nil
         if let splices = record.splices, record.kind == .write {
             let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
             if let previous = live[record.path], previous.kind == .write, previous.revision == record.revision - 1,
@@ -134,7 +135,7 @@ public actor EditJournal {
             } else if let base = record.editedBase, let digest = record.baseDigest, record.text.count >= Self.pinnedBaseSize,
                 cost <= record.text.count, pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
             {
-                // A clean file's first edit: the chain stands on the file as it is on disk.
+                // A clean file's first edit: the chain stands on a copy of the file as the buffer read it.
                 return try writeDelta(record.asEdits(splices, onBase: true), chainBytes: cost, full: full)
             }
         }
@@ -261,14 +262,18 @@ public actor EditJournal {
         try await Self.sync(file, path: path).get()
     }
 
-    /// fsyncs `file` off the cooperative pool.
-    private static func sync(_ file: FileDescriptor, path: String) async -> Result<Void, JournalError> {
+    /// fsyncs `file` off the cooperative pool, after the base copies `copies` (in `bases`) and
+    /// their folder: an edit acknowledged after it stands on a durable copy.
+    private static func sync(
+        _ file: FileDescriptor, path: String, copies: [FileDescriptor] = [], in bases: String = ""
+    ) async -> Result<Void, JournalError> {
         await BlockingIO.run { () -> Result<Void, JournalError> in
-            do throws(Errno) {
-                try file.sync()
+            do throws(JournalError) {
+                try BasePins.sync(copies, in: bases)
+                do throws(Errno) { try file.sync() } catch { throw .system(path: path, operation: "fsync", error) }
                 return .success(())
             } catch {
-                return .failure(.system(path: path, operation: "fsync", error))
+                return .failure(error)
             }
         }
     }
@@ -287,8 +292,10 @@ public actor EditJournal {
         let target = appended
         let file = self.file
         let path = self.path
+        let copies = pins.takeUnsynced()
+        let bases = Self.basesDirectory(directory)
         Task {
-            let result = await Self.sync(file, path: path)
+            let result = await Self.sync(file, path: path, copies: copies, in: bases)
             self.finishSync(through: target, result)
         }
     }
