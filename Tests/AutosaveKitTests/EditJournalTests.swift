@@ -492,3 +492,79 @@ import Testing
     }
 }
 
+/// The journal remembers the change ids of the latest edits across saves, rewrites and restarts,
+/// so that a retry after a crash is applied once (`ChangeIDsAcrossRestartsTests` for the buffers).
+@Suite struct ChangeIDJournalTests {
+    func record(_ path: String, _ revision: Int, _ text: String, id: UUID?) -> JournalRecord {
+        JournalRecord(kind: .write, path: path, revision: revision, changeID: id, content: Array(text.utf8))
+    }
+
+    @Test func idsOfSavedAndUnsavedEditsSurviveAReopenAndACompaction() async throws {
+        let state = try TemporaryDirectory()
+        let (saved, unsaved, other) = (UUID(), UUID(), UUID())
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(record("a.txt", 1, "one", id: saved))
+            try await journal.markSaved("a.txt", revision: 1)
+            try await journal.append(record("a.txt", 1, "two", id: unsaved))
+            try await journal.append(record("b.txt", 1, "bee", id: other))
+        }
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await journal.changeIDs(of: "a.txt") == [saved, unsaved])
+        #expect(await journal.changeIDs(of: "b.txt") == [other])
+        #expect(recovery.records.map(\.path) == ["a.txt", "b.txt"], "ids are not records")
+        // Past the compaction threshold, mostly obsolete: rewritten, ids kept.
+        let large = String(repeating: "x", count: EditJournal.compactionThreshold)
+        try await journal.append(record("c.txt", 1, large, id: nil))
+        let before = await journal.byteCount
+        try await journal.markSaved("c.txt", revision: 1)
+        #expect(await journal.byteCount < before, "compacted")
+        let (again, _) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await again.changeIDs(of: "a.txt") == [saved, unsaved])
+    }
+
+    /// A journal of format 2 (an agent before change ids) is read, and rewritten in this format
+    /// before anything is appended to it: never a record it could not hold under its old header.
+    @Test func aJournalOfTheFormatBeforeIsReadAndRewrittenInThisOne() async throws {
+        let state = try TemporaryDirectory()
+        let id = UUID()
+        let older = Array("ASJ1".utf8) + [2, 0, 0, 0] + JournalFormat.encode(record("a.txt", 1, "one", id: id))
+        try TemporaryDirectory.writeFile(state.path + "/journal.log", older)
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records == [record("a.txt", 1, "one", id: id)])
+        #expect(await journal.changeIDs(of: "a.txt") == [id])
+        #expect(Array(try FileContents.read(state.path + "/journal.log").prefix(8)) == JournalFormat.header())
+        #expect(JournalFormat.version == 3)
+    }
+
+    @Test func onlyTheLatestIdsAreKept() async throws {
+        let state = try TemporaryDirectory()
+        let ids = (0..<(RecentChangeIDs.limit + 10)).map { _ in UUID() }
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            for (index, id) in ids.enumerated() { try await journal.append(record("a.txt", index + 1, "\(index)", id: id)) }
+        }
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await journal.changeIDs(of: "a.txt") == Array(ids.suffix(RecentChangeIDs.limit)))
+    }
+
+    /// An edit whose record comes after a newer one of its buffer is not written (the newer text
+    /// holds it), but its id is.
+    @Test func theIdOfAnEditOvertakenByANewerRecordIsKept() async throws {
+        let state = try TemporaryDirectory()
+        let (older, newer) = (UUID(), UUID())
+        let source = UUID()
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            var second = record("a.txt", 2, "two", id: newer)
+            second.source = source
+            var first = record("a.txt", 1, "one", id: older)
+            first.source = source
+            try await journal.append(second)
+            try await journal.append(first)
+        }
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.revision) == [2])
+        #expect(Set(await journal.changeIDs(of: "a.txt")) == [older, newer])
+    }
+}

@@ -64,4 +64,32 @@ import Testing
         #expect(onDisk == typed || Self.conflictCopies(project).contains(typed),
             "after \(change): the keystrokes are neither in the file nor in a conflict copy")
     }
+
+    /// Issue 33, item 2: an edit acknowledged, then sent again with the same `changeId` after
+    /// `kill -9` and a restart (a careful client that never saw the answer): it is applied once,
+    /// whether it was saved before the kill or was still only in the journal. The ids lived in the
+    /// buffer only, and `hello` became `XXhello`.
+    @Test(arguments: [false, true])
+    func anEditRetriedWithItsChangeIdAfterKillDashNineIsAppliedOnce(savedBeforeTheKill: Bool) async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "hello\n")
+        let agent = try await AgentProcess.started(on: project, config: Self.quiet)
+        let id = UUID()
+        var lines = [Self.keystroke(1, "a.txt", line: 0, "X", changeID: id)]
+        if savedBeforeTheKill { lines.append(Self.request(2, "save", #""paths":["a.txt"]"#)) }
+        let answers = try SocketScript.run(socket: project.url(".autosave/agent.sock"), lines: lines)
+        #expect(answers.count == lines.count && answers.allSatisfy { $0.contains(#""result""#) }, "\(answers)")
+        #expect(try project.read("a.txt") == (savedBeforeTheKill ? "Xhello\n" : "hello\n"))
+        agent.signal(SIGKILL)
+        _ = await agent.exitStatus()
+        let restarted = try await Self.restart(project)
+        let retried = try SocketScript.run(
+            socket: project.url(".autosave/agent.sock"),
+            lines: [Self.keystroke(3, "a.txt", line: 0, "X", changeID: id), Self.request(4, "read", #""path":"a.txt""#)])
+        #expect(retried.first?.contains(#""result""#) == true, "\(retried)")
+        #expect(retried.last?.contains(#""content":"Xhello\n""#) == true, "applied once: \(retried.last ?? "no answer")")
+        restarted.signal(SIGTERM)
+        #expect(await restarted.exitStatus() == 0)
+        #expect(try project.read("a.txt") == "Xhello\n")
+    }
 }

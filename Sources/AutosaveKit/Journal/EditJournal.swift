@@ -55,6 +55,9 @@ public actor EditJournal {
     private var chainBytes: PathMap<Int> = [:]
     /// The copies of the versions chains of edits stand on (in `bases/`).
     private var pins: BasePins
+    /// The change ids of the latest edits, every path's, oldest first: kept across saves,
+    /// rewrites and restarts, so that a client's retry after a crash is still applied once.
+    private var changeIDs: RecentChangeIDs
 
     private var appended = 0
     private var synced = 0
@@ -75,12 +78,16 @@ public actor EditJournal {
     var path: String { directory + "/journal.log" }
     static func basesDirectory(_ directory: String) -> String { directory + "/bases" }
 
-    init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
+    init(
+        directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord],
+        changeIDs: RecentChangeIDs = RecentChangeIDs()
+    ) {
         self.directory = directory
         self.isDurable = isDurable
         self.file = file
         self.size = size
         self.pins = BasePins(directory: Self.basesDirectory(directory))
+        self.changeIDs = changeIDs
         for record in live {
             self.live[record.path] = record
             liveBytes += record.text.count + record.path.utf8.count
@@ -112,12 +119,18 @@ public actor EditJournal {
     /// the journal holds at most about twice the content per file. Recovery replays each record
     /// onto a rope in O(log n), so a long chain costs recovery no copy of the file.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
+        if let id = record.changeID { changeIDs.append(id, for: record.path) }
         // Two edits of one buffer may reach the journal out of order (each hops here on its
         // own): the newer revision, already written, holds the older one's edit too. (The same
         // revision again, whole, ends a chain: that one is written.)
         if let previous = live[record.path], record.source != nil, previous.source == record.source,
             previous.revision > record.revision || (previous.revision == record.revision && record.splices != nil)
         {
+            // Its change id is not in the newer record: it must outlive a crash all the same.
+            guard let id = record.changeID else { return appended }
+            let ids = JournalRecord.changeIDs([id], of: record.path)
+            try writeRecord(JournalFormat.head(of: ids), ids.text)
+            appended += 1
             return appended
         }
         var full = record
@@ -192,6 +205,10 @@ public actor EditJournal {
             try await compact()
         }
     }
+
+    /// The change ids the journal remembers for `path` (of this run's edits and of earlier runs'),
+    /// oldest first: a buffer opened on `path` applies none of them again.
+    public func changeIDs(of path: String) -> [UUID] { changeIDs.ids(of: path) }
 
     /// Appends one encoded record (its head, then its content), or nothing at all.
     ///
@@ -314,13 +331,15 @@ public actor EditJournal {
 
     // MARK: - Compaction
 
-    /// Rewrites the journal with only the unsaved records: a new file, synced, renamed over.
+    /// Rewrites the journal with only the unsaved records and the remembered change ids: a new
+    /// file, synced, renamed over.
     private func compact() async throws(JournalError) {
         try rewrite()
     }
 
     private func rewrite() throws(JournalError) {
         var bytes = JournalFormat.header()
+        for record in changeIDs.records() { bytes += JournalFormat.encode(record) }
         for key in live.sortedKeys { bytes += JournalFormat.encode(live[key]!) }
         let fresh = try Self.replaceFile(at: path, in: directory, with: bytes)
         try? file.close()
