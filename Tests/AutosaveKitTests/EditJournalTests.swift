@@ -447,6 +447,40 @@ import Testing
         #expect(try FileContents.read(state.path + "/bases/" + (pins.first ?? "")) == first.editedBase?.bytes)
     }
 
+    /// A save notes what it is about to write before it changes the file: recovery gets, with the
+    /// record, every version a save of its buffer was writing since its records were last saved
+    /// (the file may hold any of them), through a restart's rewrite and a compaction, and no
+    /// longer once a save covered the record.
+    @Test func theVersionsSavesWereWritingComeBackWithTheRecord() async throws {
+        let state = try TemporaryDirectory()
+        let (one, two) = (ContentDigest.of(Array("one\n".utf8)), ContentDigest.of(Array("one\ntwo\n".utf8)))
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(full("a.txt", 1, Array("one\n".utf8)))
+            try await journal.willSave("a.txt", revision: 1, digest: one)
+            // Revision 2, taken while revision 1 was written; its save landed, then a crash.
+            try await journal.append(full("a.txt", 2, Array("one\ntwo\n".utf8)))
+            try await journal.markSaved("a.txt", revision: 1, source: buffer)
+            try await journal.append(full("b.txt", 1, Array("bee\n".utf8)))
+            try await journal.willSave("b.txt", revision: 1, digest: ContentDigest.of(Array("bee\n".utf8)))
+            try await journal.markSaved("b.txt", revision: 1, source: buffer)
+        }
+        var (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.path) == ["a.txt"])
+        #expect(recovery.records.first?.savesBegun == [one])
+        try await journal.willSave("a.txt", revision: 2, digest: two)
+        // A compaction (another file's large record saved) keeps them.
+        try await journal.append(full("c.txt", 1, Array(String(repeating: "x", count: EditJournal.compactionThreshold).utf8)))
+        try await journal.markSaved("c.txt", revision: 1, source: buffer)
+        (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.path) == ["a.txt"])
+        #expect(recovery.records.first?.savesBegun == [one, two], "through the restart's rewrite and a compaction")
+        try await journal.markSaved("a.txt", revision: 2)
+        try await journal.append(full("a.txt", 3, Array("three\n".utf8)))
+        (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.first?.savesBegun == [], "saved since: the file holds none of them any more")
+    }
+
     @Test func pinsNoRecordStandsOnAreClearedAtTheStart() async throws {
         let state = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: state.path + "/bases", withIntermediateDirectories: true)

@@ -50,3 +50,79 @@ import Testing
     }
 }
 
+/// Edits taken while a save was written stand on what the save wrote: a crash after it landed
+/// recovers them onto the file, with no conflict copy.
+///
+/// The class of bug: a journal record naming a version its edit no longer stands on. Such an
+/// edit's record named the version before the save; the save landed, and recovery took the file
+/// (the buffer's own save) for a change made while the agent was down and kept both. The
+/// property: after a crash, recovery keeps a conflict copy only when the file holds something
+/// that is not in the buffer's own history.
+@Suite struct EditsDuringASaveRecoveryTests {
+    /// `a.txt` saved as `one`, while the buffer took `one two` (journaled, unsaved); then a crash.
+    static func crashAfterAnEditTakenDuringASave() async throws -> TemporaryDirectory {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "zero\n")
+        let gate = SaveGate()
+        let harness = try await WorkspaceHarness(root: project.path, beforeCommit: gate.pass)
+        _ = try await harness.write("a.txt", "one\n")
+        let saving = await gate.holdSave(of: "a.txt", in: harness)
+        let during = try await harness.write("a.txt", "one\ntwo\n")
+        gate.release()
+        try await saving.value
+        #expect(try project.read("a.txt") == "one\n", "the save landed")
+        let isDirty = await harness.workspace.status().first?.isDirty
+        #expect(during == 2 && isDirty == true, "the edit taken during the save is not in it")
+        await harness.workspace._abandon()
+        return project
+    }
+
+    @Test func anEditTakenWhileASaveWasWrittenComesBackOntoTheSavedFileWithoutACopy() async throws {
+        let project = try await Self.crashAfterAnEditTakenDuringASave()
+        let restarted = try await WorkspaceHarness(root: project.path)
+        #expect(restarted.logged("conflict").isEmpty, "the file holds the save the edit was made on")
+        #expect(restarted.workspace.conflictCopyCount() == 0)
+        #expect(restarted.logged("recovered").first?.fields["next"] == "saving it after the quiet window")
+        #expect(try await restarted.text("a.txt") == "one\ntwo\n")
+        await restarted.stop()
+        #expect(try project.read("a.txt") == "one\ntwo\n")
+    }
+
+    /// A crash in the moment after the save's rename, before the journal hears it landed: the
+    /// file holds the save, which the journal knew only as a save begun. (Made here by crashing
+    /// while the save is held before its compare-and-swap and writing what it would have renamed
+    /// into place, as the rename would have.)
+    @Test func aCrashBetweenTheSavesRenameAndItsMarkerKeepsNoCopyEither() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "zero\n")
+        let gate = SaveGate()
+        let harness = try await WorkspaceHarness(root: project.path, beforeCommit: gate.pass)
+        _ = try await harness.write("a.txt", "one\n")
+        let saving = await gate.holdSave(of: "a.txt", in: harness)
+        _ = try await harness.write("a.txt", "one\ntwo\n")
+        await harness.workspace._abandon()
+        try project.write("a.txt", "one\n")
+        let restarted = try await WorkspaceHarness(root: project.path)
+        #expect(restarted.logged("conflict").isEmpty, "the file holds the save the edit was made on")
+        #expect(restarted.workspace.conflictCopyCount() == 0)
+        #expect(try await restarted.text("a.txt") == "one\ntwo\n")
+        await restarted.stop()
+        #expect(try project.read("a.txt") == "one\ntwo\n")
+        // The abandoned save goes on now and finds the file changed under it: it writes nothing.
+        gate.release()
+        _ = try? await saving.value
+        #expect(try project.read("a.txt") == "one\ntwo\n")
+    }
+
+    /// The same, with the file changed by someone else after the save landed: that is a change
+    /// made while the agent was down, and both versions are kept.
+    @Test func aFileChangedAfterTheSaveLandedStillKeepsBothVersions() async throws {
+        let project = try await Self.crashAfterAnEditTakenDuringASave()
+        try project.write("a.txt", "theirs\n")
+        let restarted = try await WorkspaceHarness(root: project.path)
+        let conflict = try #require(restarted.logged("conflict").first)
+        #expect(try project.read(try #require(conflict.fields["copy"])) == "one\ntwo\n")
+        #expect(try project.read("a.txt") == "theirs\n")
+        await restarted.stop()
+    }
+}

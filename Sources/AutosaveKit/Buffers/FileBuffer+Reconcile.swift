@@ -251,12 +251,14 @@ extension FileBuffer {
 
     /// Takes back an edit the journal kept through a crash, and reconciles it with the disk now.
     ///
-    /// When the file is still the version the edit was made on, the buffer is simply dirty again
-    /// and autosaves. When it changed while the agent was down, the edit's base is gone, so no
-    /// merge is possible: both versions are kept, as for overlapping edits.
+    /// When the file is still the version the edit was made on, or one a save of the buffer was
+    /// writing (the buffer's own: edits taken during that save stand on it), the buffer is simply
+    /// dirty again and autosaves. When it changed while the agent was down, the edit's base is
+    /// gone, so no merge is possible: both versions are kept, as for overlapping edits.
     func recover(_ record: JournalRecord) async {
         let recovered: TextRope? = record.kind == .delete ? nil : record.text
-        let isBaseUnchanged = baseDigest() == record.baseDigest
+        let disk = baseDigest()
+        let isBaseUnchanged = disk == record.baseDigest || disk.map(record.savesBegun.contains) == true
         text = recovered
         revision = max(revision, record.revision)
         guard isDirty else {

@@ -46,15 +46,14 @@ extension FileBuffer {
         let path = self.path
         schedule.saveStarted()
         let started = ContinuousClock.now
+        let prepared = await prepareSave(of: snapshot.text, revision: snapshot.revision)
         let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
         do {
             let commit = try await BlockingIO.run { () throws(WriteError) -> (commit: Commit, bytes: [UInt8])? in
-                guard let text = snapshot.text else {
+                guard let bytes = prepared?.bytes else {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
-                // The one copy of the text a save makes, off the actor.
-                let bytes = text.bytes
                 return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
             }
             result = .success(commit)
@@ -69,7 +68,8 @@ extension FileBuffer {
         switch result {
         case .success(let written):
             let commit = written?.commit
-            adoptBase(written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text)
+            adoptBase(
+                written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text, digest: prepared?.digest)
             lastSavedRevision = snapshot.revision
             schedule.saveSucceeded()
             isWaitingForWriter = false
@@ -124,5 +124,28 @@ extension FileBuffer {
             if needsReconcile { await reconcileWithDisk() }
             return error
         }
+    }
+
+    /// The bytes a save of `text` writes (the one copy of the text a save makes, off the actor)
+    /// and their digest, which goes to the journal before the file changes (`willSave`): an edit
+    /// taken while the save is written stands on these bytes, and after a crash at any moment of
+    /// the save recovery must know that the file may hold them. Nil when the save deletes the file.
+    private func prepareSave(of text: TextRope?, revision: Int) async -> (bytes: [UInt8], digest: UInt64?)? {
+        guard let text else { return nil }
+        let journal = context.journal
+        let prepared = await BlockingIO.run { () -> (bytes: [UInt8], digest: UInt64?) in
+            let bytes = text.bytes
+            return (bytes, journal == nil ? nil : ContentDigest.of(bytes))
+        }
+        guard let journal, let digest = prepared.digest else { return prepared }
+        do { try await journal.willSave(path, revision: revision, digest: digest) } catch {
+            context.logger.warning(
+                "journal-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "the save goes on; after a crash while it is written, edits taken meanwhile may be kept beside it as a conflict copy",
+                ])
+        }
+        return prepared
     }
 }

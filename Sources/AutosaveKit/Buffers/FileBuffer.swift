@@ -226,12 +226,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     }
 
     /// Makes `version` the base, `text` being its bytes as a rope (shared with the buffer's text
-    /// where it can be, so that `isDirty` stays cheap).
-    func adoptBase(_ version: DiskVersion?, text baseText: TextRope?) {
+    /// where it can be, so that `isDirty` stays cheap), and `digest` their `ContentDigest` when
+    /// it is known already (a save worked it out: the next edit's record need not).
+    func adoptBase(_ version: DiskVersion?, text baseText: TextRope?, digest: UInt64? = nil) {
         isAdoptingBase = true
         base = version
         isAdoptingBase = false
         knownBaseText = version == nil ? nil : baseText
+        knownBaseDigest = version == nil ? nil : digest
         refreshDirty()
     }
 

@@ -67,12 +67,15 @@ extension EditJournal {
         let isOlderFormat = version < JournalFormat.version
         if records.count > recovered.count || records.contains(where: { $0.kind == .baseEdits }) || isOlderFormat {
             var fresh = JournalFormat.header()
+            let savesBegun = SavesBegun(recovered)
             for record in changeIDs.records() { fresh += JournalFormat.encode(record) }
             for record in recovered { fresh += JournalFormat.encode(record) }
+            for record in savesBegun.records(of: recovered.map(\.path)) { fresh += JournalFormat.encode(record) }
             let descriptor = try replaceFile(at: path, in: directory, with: fresh)
             if broken.isEmpty { BasePins.clear(bases) }
             let journal = EditJournal(
-                directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered, changeIDs: changeIDs)
+                directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered, changeIDs: changeIDs,
+                savesBegun: savesBegun)
             return (
                 journal,
                 Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs, headerLoss: headerLoss)
@@ -101,7 +104,8 @@ extension EditJournal {
             throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
         }
         let journal = EditJournal(
-            directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered, changeIDs: changeIDs)
+            directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered, changeIDs: changeIDs,
+            savesBegun: SavesBegun(recovered))
         return (journal, Recovery(records: recovered, tornBytes: tornBytes, headerLoss: headerLoss))
     }
 
@@ -162,16 +166,22 @@ extension EditJournal {
         // after a newer one.)
         var latest: PathMap<JournalRecord> = [:]
         var broken: [BrokenChain] = []
+        var savesBegun = SavesBegun()
         for record in records {
             switch record.kind {
             case .saved:
                 // Written once nothing after it builds on what it covers: all of that is obsolete,
                 // a broken chain included (its pin may be gone, its edits are on disk).
-                if let current = latest[record.path], current.revision <= record.revision { latest[record.path] = nil }
+                if let current = latest[record.path], current.revision <= record.revision {
+                    latest[record.path] = nil
+                    savesBegun.forget(record.path)
+                }
                 broken.removeAll { $0.path.isSameName(as: record.path) && $0.revision <= record.revision }
             case .changeIDs:
                 // Ids only (`RecentChangeIDs`): no text.
                 continue
+            case .saving:
+                if let digest = record.baseDigest { savesBegun.append(digest, for: record.path) }
             case .write, .delete:
                 // A whole record after a broken one (the buffer's text, once the file it stood on
                 // changed) makes it obsolete: nothing was lost there.
@@ -212,6 +222,13 @@ extension EditJournal {
                     baseDigest: record.baseDigest)
             }
         }
-        return (latest.sortedKeys.compactMap { latest[$0] }, broken)
+        let unsaved = latest.sortedKeys.compactMap { path in
+            latest[path].map { record in
+                var record = record
+                record.savesBegun = savesBegun.digests(of: path)
+                return record
+            }
+        }
+        return (unsaved, broken)
     }
 }

@@ -58,6 +58,9 @@ public actor EditJournal {
     /// The change ids of the latest edits, every path's, oldest first: kept across saves,
     /// rewrites and restarts, so that a client's retry after a crash is still applied once.
     private var changeIDs: RecentChangeIDs
+    /// Per path, the digests of the versions its buffer's saves were about to write since its
+    /// records were last obsolete (`willSave`), the latest `SavesBegun.limit`.
+    private var savesBegun = SavesBegun()
 
     private var appended = 0
     private var synced = 0
@@ -80,7 +83,7 @@ public actor EditJournal {
 
     init(
         directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord],
-        changeIDs: RecentChangeIDs = RecentChangeIDs()
+        changeIDs: RecentChangeIDs = RecentChangeIDs(), savesBegun: SavesBegun = SavesBegun()
     ) {
         self.directory = directory
         self.isDurable = isDurable
@@ -88,6 +91,7 @@ public actor EditJournal {
         self.size = size
         self.pins = BasePins(directory: Self.basesDirectory(directory))
         self.changeIDs = changeIDs
+        self.savesBegun = savesBegun
         for record in live {
             self.live[record.path] = record
             liveBytes += record.text.count + record.path.utf8.count
@@ -186,8 +190,11 @@ public actor EditJournal {
     ///
     /// - Parameter source: the buffer that saved it: records of another buffer at the path (a
     ///   rename put it there meanwhile) are not touched.
+    /// - Throws: `JournalError.system` when the marker cannot be written (the saved edit may then
+    ///   come back after a crash, which is harmless).
     public func markSaved(_ path: String, revision: Int, source: UUID? = nil) async throws(JournalError) {
         guard let record = live[path], record.revision <= revision, source == nil || record.source == source else { return }
+        savesBegun.forget(path)
         live[path] = nil
         chainBytes[path] = nil
         liveBytes -= record.text.count + record.path.utf8.count
@@ -204,6 +211,20 @@ public actor EditJournal {
         if size > Self.compactionThreshold && size > 4 * (liveBytes + JournalFormat.headerSize) {
             try await compact()
         }
+    }
+
+    /// Notes, before a save of `path` writes anything, the version it is about to write: after a
+    /// crash at any moment of the save, recovery knows that the file may hold that version, which
+    /// is the buffer's own (an edit taken while the save was written stands on it), and compares
+    /// rather than keeping both. Not waited for: losing it to a power cut only costs a conflict
+    /// copy that was not needed.
+    ///
+    /// - Parameter digest: `ContentDigest` of the bytes the save writes.
+    /// - Throws: `JournalError.system` when it cannot be written (the save goes on).
+    public func willSave(_ path: String, revision: Int, digest: UInt64) throws(JournalError) {
+        let record = JournalRecord(kind: .saving, path: path, revision: revision, baseDigest: digest)
+        try writeRecord(JournalFormat.head(of: record), record.text)
+        savesBegun.append(digest, for: path)
     }
 
     /// The change ids the journal remembers for `path` (of this run's edits and of earlier runs'),
@@ -331,8 +352,8 @@ public actor EditJournal {
 
     // MARK: - Compaction
 
-    /// Rewrites the journal with only the unsaved records and the remembered change ids: a new
-    /// file, synced, renamed over.
+    /// Rewrites the journal with only the unsaved records, the remembered change ids and the saves
+    /// begun under unsaved records: a new file, synced, renamed over.
     private func compact() async throws(JournalError) {
         try rewrite()
     }
@@ -341,6 +362,7 @@ public actor EditJournal {
         var bytes = JournalFormat.header()
         for record in changeIDs.records() { bytes += JournalFormat.encode(record) }
         for key in live.sortedKeys { bytes += JournalFormat.encode(live[key]!) }
+        for record in savesBegun.records(of: live.sortedKeys) { bytes += JournalFormat.encode(record) }
         let fresh = try Self.replaceFile(at: path, in: directory, with: bytes)
         try? file.close()
         file = fresh

@@ -19,6 +19,9 @@ public struct JournalRecord: Sendable, Equatable {
         /// Edits with these change ids (`content`: 16 bytes each) were applied to `path`'s
         /// buffers: kept across saves and restarts so that a retry is still applied once.
         case changeIDs = 6
+        /// A save of `path` is about to write revision `revision`, whose `ContentDigest` is
+        /// `baseDigest`: after a crash, the file may hold that version (`SavesBegun`).
+        case saving = 7
 
         /// Whether the record holds splices rather than a content.
         var isSplices: Bool { self == .edits || self == .baseEdits }
@@ -50,6 +53,10 @@ public struct JournalRecord: Sendable, Equatable {
     /// On a `.write` handed to the journal: the file the buffer was clean on before this edit,
     /// which the journal may pin and record the splices against (never written to disk).
     public var editedBase: EditedBase?
+    /// On a record recovery gives back: the digests of the versions saves of its buffer were
+    /// about to write since its records were last obsolete (`.saving` records). The file may
+    /// hold any of them, and each is as much the edits' base as `baseDigest`.
+    public var savesBegun: [UInt64] = []
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil
@@ -115,9 +122,9 @@ public enum ContentDigest {
 /// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | hasBase: UInt8 |
 /// baseDigest: UInt64 | pathLength: UInt32 | path | content`. For `.edits` and `.baseEdits`
 /// the content is `resultLength: UInt64 | count: UInt32 | (start: UInt64 | end: UInt64 |
-/// length: UInt32 | text)…`; for `.changeIDs`, 16 bytes per id. All integers little endian.
-/// Version 2 added `.edits` and `.baseEdits`, version 3 `.changeIDs`: an older agent refuses such
-/// a journal rather than taking its records for a torn tail.
+/// length: UInt32 | text)…`; for `.changeIDs`, 16 bytes per id; `.saving` has none. All integers
+/// little endian. Version 2 added `.edits` and `.baseEdits`, version 3 `.changeIDs` and `.saving`:
+/// an older agent refuses such a journal rather than taking its records for a torn tail.
 enum JournalFormat {
     static let magic: [UInt8] = Array("ASJ1".utf8)
     static let version: UInt32 = 3
