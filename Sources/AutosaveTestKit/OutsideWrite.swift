@@ -11,6 +11,7 @@ public enum OutsideWrite: String, CaseIterable, Sendable, CustomStringConvertibl
     case remove
     case nothing
 
+    /// Its name, as a test's arguments show it.
     public var description: String { rawValue }
 
     /// Whether the file's own inode is written (what a hard link to it would see).

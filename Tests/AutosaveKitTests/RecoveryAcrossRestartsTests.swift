@@ -59,20 +59,27 @@ import Testing
 /// property: after a crash, recovery keeps a conflict copy only when the file holds something
 /// that is not in the buffer's own history.
 @Suite struct EditsDuringASaveRecoveryTests {
-    /// `a.txt` saved as `one`, while the buffer took `one two` (journaled, unsaved); then a crash.
-    static func crashAfterAnEditTakenDuringASave() async throws -> TemporaryDirectory {
+    /// `a.txt` written `one`, its save held right before its compare-and-swap, and the buffer
+    /// taking `one two` meanwhile (journaled).
+    static func editTakenDuringAHeldSave() async throws -> (TemporaryDirectory, WorkspaceHarness, SaveGate, Task<Void, any Error>) {
         let project = try TemporaryDirectory()
         try project.write("a.txt", "zero\n")
         let gate = SaveGate()
         let harness = try await WorkspaceHarness(root: project.path, beforeCommit: gate.pass)
         _ = try await harness.write("a.txt", "one\n")
         let saving = await gate.holdSave(of: "a.txt", in: harness)
-        let during = try await harness.write("a.txt", "one\ntwo\n")
+        #expect(try await harness.write("a.txt", "one\ntwo\n") == 2)
+        return (project, harness, gate, saving)
+    }
+
+    /// `a.txt` saved as `one`, while the buffer took `one two` (journaled, unsaved); then a crash.
+    static func crashAfterAnEditTakenDuringASave() async throws -> TemporaryDirectory {
+        let (project, harness, gate, saving) = try await editTakenDuringAHeldSave()
         gate.release()
         try await saving.value
         #expect(try project.read("a.txt") == "one\n", "the save landed")
         let isDirty = await harness.workspace.status().first?.isDirty
-        #expect(during == 2 && isDirty == true, "the edit taken during the save is not in it")
+        #expect(isDirty == true, "the edit taken during the save is not in it")
         await harness.workspace._abandon()
         return project
     }
@@ -93,13 +100,7 @@ import Testing
     /// while the save is held before its compare-and-swap and writing what it would have renamed
     /// into place, as the rename would have.)
     @Test func aCrashBetweenTheSavesRenameAndItsMarkerKeepsNoCopyEither() async throws {
-        let project = try TemporaryDirectory()
-        try project.write("a.txt", "zero\n")
-        let gate = SaveGate()
-        let harness = try await WorkspaceHarness(root: project.path, beforeCommit: gate.pass)
-        _ = try await harness.write("a.txt", "one\n")
-        let saving = await gate.holdSave(of: "a.txt", in: harness)
-        _ = try await harness.write("a.txt", "one\ntwo\n")
+        let (project, harness, gate, saving) = try await Self.editTakenDuringAHeldSave()
         await harness.workspace._abandon()
         try project.write("a.txt", "one\n")
         let restarted = try await WorkspaceHarness(root: project.path)

@@ -8,6 +8,7 @@ public struct EditedBase: Sendable, Equatable {
     /// The file's bytes as the buffer read them (the buffer's own array, shared, not copied).
     public var bytes: [UInt8]
 
+    /// The version whose bytes are `bytes`.
     public init(bytes: [UInt8]) {
         self.bytes = bytes
     }
