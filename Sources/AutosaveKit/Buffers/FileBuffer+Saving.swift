@@ -50,10 +50,12 @@ extension FileBuffer {
         let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
         do {
             let commit = try await BlockingIO.run { () throws(WriteError) -> (commit: Commit, bytes: [UInt8])? in
-                guard let bytes = prepared?.bytes else {
+                guard let text = snapshot.text else {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
+                // The one copy of the text a save makes, off the actor (unless prepared already).
+                let bytes = prepared?.bytes ?? text.bytes
                 return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
             }
             result = .success(commit)
@@ -126,19 +128,19 @@ extension FileBuffer {
         }
     }
 
-    /// The bytes a save of `text` writes (the one copy of the text a save makes, off the actor)
-    /// and their digest, which goes to the journal before the file changes (`willSave`): an edit
-    /// taken while the save is written stands on these bytes, and after a crash at any moment of
-    /// the save recovery must know that the file may hold them. Nil when the save deletes the file.
-    private func prepareSave(of text: TextRope?, revision: Int) async -> (bytes: [UInt8], digest: UInt64?)? {
-        guard let text else { return nil }
-        let journal = context.journal
-        let prepared = await BlockingIO.run { () -> (bytes: [UInt8], digest: UInt64?) in
+    /// The bytes a save of `text` writes and their digest, which goes to the journal before the
+    /// file changes (`willSave`): an edit taken while the save is written stands on these bytes,
+    /// and after a crash at any moment of the save recovery must know that the file may hold them.
+    /// Nil when there is no journal (the commit copies the text itself) or the save deletes the file.
+    private func prepareSave(of text: TextRope?, revision: Int) async -> (bytes: [UInt8], digest: UInt64)? {
+        guard let text, let journal = context.journal else { return nil }
+        let digested = { @Sendable () -> (bytes: [UInt8], digest: UInt64) in
             let bytes = text.bytes
-            return (bytes, journal == nil ? nil : ContentDigest.of(bytes))
+            return (bytes, ContentDigest.of(bytes))
         }
-        guard let journal, let digest = prepared.digest else { return prepared }
-        do { try await journal.willSave(path, revision: revision, digest: digest) } catch {
+        // A small text is copied and digested in less time than a hop to the thread pool takes.
+        let prepared = text.count <= Self.inlineDigestLimit ? digested() : await BlockingIO.run(digested)
+        do { try await journal.willSave(path, revision: revision, digest: prepared.digest) } catch {
             context.logger.warning(
                 "journal-failed",
                 metadata: [
@@ -148,4 +150,7 @@ extension FileBuffer {
         }
         return prepared
     }
+
+    /// Texts up to this size are copied and digested for a save on the buffer's own thread.
+    static var inlineDigestLimit: Int { 64 << 10 }
 }
