@@ -316,6 +316,31 @@ class AgentPowerCutTests(MountedTestCase):
         self.cut()
         self.assertEqual(self.read("new/deep/a.txt"), b"saved in new folders\n", "logged saved: durable, folders and all")
 
+    def test_keystrokes_in_a_large_file_survive_a_power_cut(self):
+        # A clean file of 1 MiB or more: its first edit (a patch here, as `autosave patch` sends it)
+        # is journaled as a splice on a pinned copy of the file in .autosave/journal/bases/. The
+        # copy must be as durable as the record that stands on it when the edit is acknowledged,
+        # or the cut leaves a record whose base is gone (journal-corrupt, the edit lost).
+        self.write("autosave.json", b'{"autosave": {"delayMs": 600000, "maxDelayMs": 600000}}', sync=True)
+        lines = [b"line %d of a file large enough to be pinned\n" % n for n in range(40_000)]
+        self.write("big.txt", b"".join(lines), sync=True)
+        self.sync_dir()
+        agent, _ = self.start_agent()
+        edited = list(lines)
+        edited[20_000] = b"an acknowledged keystroke\n"
+        patch = b"--- big.txt\n+++ big.txt\n@@ -20000,3 +20000,3 @@\n " + lines[19_999] + b"-" + lines[20_000] + \
+            b"+" + edited[20_000] + b" " + lines[20_001]
+        self.assertEqual(self.agent("patch", input=patch).returncode, 0)
+        agent.kill()
+        agent.wait()
+        self.cut()
+        agent, log = self.start_agent()
+        self.assertNotIn("journal-corrupt", open(log).read())
+        self.assertIn("recovered path=big.txt", open(log).read(), "the record and the copy it stands on were durable")
+        self.assertEqual(self.agent("stop").returncode, 0)
+        agent.wait(timeout=30)
+        self.assertEqual(self.read("big.txt"), b"".join(edited))
+
 
 if __name__ == "__main__":
     if why_not_here():

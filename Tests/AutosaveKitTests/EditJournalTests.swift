@@ -334,15 +334,29 @@ import Testing
         #expect(recovery.records.map(\.content) == [text])
     }
 
-    /// The first keystroke in a clean file, as a buffer hands it over: the file it was made on.
+    /// The first keystroke in a clean file, as a buffer hands it over: the bytes it was made on.
     func firstEdit(of file: String, in folder: TemporaryDirectory, _ splice: ByteSplice) throws -> (JournalRecord, [UInt8]) {
         let original = try FileContents.read(folder.path + "/" + file)
-        let identity = try #require(Fingerprint.of(folder.path + "/" + file))
         let text = ByteSplice.apply([splice], to: original)
         var record = edited(file, 2, text, [splice])
         record.baseDigest = ContentDigest.of(original)
-        record.editedBase = EditedBase(file: folder.path + "/" + file, fingerprint: identity)
+        record.editedBase = EditedBase(bytes: original)
         return (record, text)
+    }
+
+    /// Journals `first` (a clean file's first keystroke, `firstEdit`), then one `k` typed every
+    /// `step` bytes for revisions 3 through `last`, each on the same base; returns the text they make.
+    func typeKeystrokes(after first: (JournalRecord, [UInt8]), through last: Int, every step: Int, into journal: EditJournal) async throws -> [UInt8] {
+        var text = first.1
+        try await journal.append(first.0)
+        for revision in 3...last {
+            let splice = ByteSplice(start: revision * step, end: revision * step, text: Array("k".utf8))
+            text = ByteSplice.apply([splice], to: text)
+            var next = edited(first.0.path, revision, text, [splice])
+            next.baseDigest = first.0.baseDigest
+            try await journal.append(next)
+        }
+        return text
     }
 
     /// A clean file's first keystrokes cost bytes too: the journal pins the file they were made
@@ -353,18 +367,12 @@ import Testing
         // Past `pinnedBaseSize`: a file that is cheap to journal whole is never pinned.
         let original = Array(String(repeating: "a line of a large file\n", count: 50_000).utf8)
         try TemporaryDirectory.writeFile(project.path + "/big.txt", original)
-        let (first, firstText) = try firstEdit(of: "big.txt", in: project, ByteSplice(start: 5, end: 6, text: Array("L".utf8)))
-        var text = firstText
+        let text: [UInt8]
         do {
             let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
-            try await journal.append(first)
-            for revision in 3...50 {
-                let splice = ByteSplice(start: revision * 10, end: revision * 10, text: Array("k".utf8))
-                text = ByteSplice.apply([splice], to: text)
-                var next = edited("big.txt", revision, text, [splice])
-                next.baseDigest = first.baseDigest
-                try await journal.append(next)
-            }
+            text = try await typeKeystrokes(
+                after: try firstEdit(of: "big.txt", in: project, ByteSplice(start: 5, end: 6, text: Array("L".utf8))), through: 50,
+                every: 10, into: journal)
             let size = await journal.byteCount
             #expect(size < 10_000, "50 keystrokes in a \(original.count)-byte file cost \(size) bytes")
         }
@@ -391,8 +399,9 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").isEmpty, "saved: the pin goes")
         let (second, _) = try firstEdit(of: "b.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("B".utf8)))
         try await journal.append(second)
-        // The file is changed in place while the agent is down: the pin (the same inode) changes too.
-        let handle = try #require(FileHandle(forWritingAtPath: project.path + "/b.txt"))
+        // The pin itself changes while the agent is down (nothing of the agent's does this).
+        let pin = try #require(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").first)
+        let handle = try #require(FileHandle(forWritingAtPath: state.path + "/bases/" + pin))
         try handle.write(contentsOf: Data("BETA".utf8))
         try handle.close()
         let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
@@ -400,6 +409,76 @@ import Testing
         #expect(recovery.brokenChains.map(\.path) == ["b.txt"])
         #expect(recovery.brokenChains.first?.reason == "the version of the file its edits were made on is gone (its pinned copy is missing or changed)")
         #expect(recovery.keptAs != nil, "the journal as it was is kept")
+    }
+
+    /// Whatever a tool does to the file while the agent is down (in place or not), the pin is the
+    /// version the keystrokes were made on: they come back byte for byte, and the file is left as
+    /// the tool left it. (A pin was a hard link: an in-place write changed it too, and the
+    /// keystrokes were reported lost.)
+    @Test(arguments: OutsideWrite.allCases)
+    func aChainComesBackWhateverHappensToTheFileWhileTheAgentIsDown(_ change: OutsideWrite) async throws {
+        let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
+        try TemporaryDirectory.writeFile(project.path + "/big.txt", Array(String(repeating: "a line of a large file\n", count: 50_000).utf8))
+        let first = try firstEdit(of: "big.txt", in: project, ByteSplice(start: 5, end: 6, text: Array("L".utf8)))
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+        let text = try await typeKeystrokes(after: first, through: 7, every: 100, into: journal)
+        let before = try? FileContents.read(project.path + "/big.txt")
+        try change.apply(to: project.path + "/big.txt")
+        #expect(change == .nothing || (try? FileContents.read(project.path + "/big.txt")) != before)
+        let (_, recovery) = try EditJournal.open(directory: state.path, fsync: true)
+        #expect(recovery.brokenChains.isEmpty, "\(recovery.brokenChains)")
+        #expect(recovery.records.map(\.content) == [text], "the pinned version plus the keystrokes")
+        #expect(recovery.records.first?.baseDigest == first.0.baseDigest, "still naming the version they were made on")
+    }
+
+    /// A pin is written once and made durable with the record that stands on it: a power cut after
+    /// the acknowledgement cannot take it. The copy has its own inode, not the file's.
+    @Test func aPinIsACopyOfItsOwnNotALinkToTheFile() async throws {
+        let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
+        try TemporaryDirectory.writeFile(project.path + "/big.txt", Array(String(repeating: "a line of a large file\n", count: 50_000).utf8))
+        let (first, _) = try firstEdit(of: "big.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("A".utf8)))
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: true)
+        try await journal.append(first)
+        let pins = try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases")
+        #expect(pins.count == 1, "one pin and no temp file left: \(pins)")
+        let pin = try #require(Fingerprint.of(state.path + "/bases/" + (pins.first ?? "")))
+        let file = try #require(Fingerprint.of(project.path + "/big.txt"))
+        #expect(pin.inode != file.inode && file.links == 1 && pin.links == 1)
+        #expect(try FileContents.read(state.path + "/bases/" + (pins.first ?? "")) == first.editedBase?.bytes)
+    }
+
+    /// A save notes what it is about to write before it changes the file: recovery gets, with the
+    /// record, every version a save of its buffer was writing since its records were last saved
+    /// (the file may hold any of them), through a restart's rewrite and a compaction, and no
+    /// longer once a save covered the record.
+    @Test func theVersionsSavesWereWritingComeBackWithTheRecord() async throws {
+        let state = try TemporaryDirectory()
+        let (one, two) = (ContentDigest.of(Array("one\n".utf8)), ContentDigest.of(Array("one\ntwo\n".utf8)))
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(full("a.txt", 1, Array("one\n".utf8)))
+            try await journal.willSave("a.txt", revision: 1, digest: one)
+            // Revision 2, taken while revision 1 was written; its save landed, then a crash.
+            try await journal.append(full("a.txt", 2, Array("one\ntwo\n".utf8)))
+            try await journal.markSaved("a.txt", revision: 1, source: buffer)
+            try await journal.append(full("b.txt", 1, Array("bee\n".utf8)))
+            try await journal.willSave("b.txt", revision: 1, digest: ContentDigest.of(Array("bee\n".utf8)))
+            try await journal.markSaved("b.txt", revision: 1, source: buffer)
+        }
+        var (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.path) == ["a.txt"])
+        #expect(recovery.records.first?.savesBegun == [one])
+        try await journal.willSave("a.txt", revision: 2, digest: two)
+        // A compaction (another file's large record saved) keeps them.
+        try await journal.append(full("c.txt", 1, Array(String(repeating: "x", count: EditJournal.compactionThreshold).utf8)))
+        try await journal.markSaved("c.txt", revision: 1, source: buffer)
+        (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.path) == ["a.txt"])
+        #expect(recovery.records.first?.savesBegun == [one, two], "through the restart's rewrite and a compaction")
+        try await journal.markSaved("a.txt", revision: 2)
+        try await journal.append(full("a.txt", 3, Array("three\n".utf8)))
+        (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.first?.savesBegun == [], "saved since: the file holds none of them any more")
     }
 
     @Test func pinsNoRecordStandsOnAreClearedAtTheStart() async throws {
@@ -410,17 +489,18 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: state.path + "/bases").isEmpty)
     }
 
-    @Test func aFileThatIsNoLongerTheVersionTheBufferKnewIsNotPinnedAndIsWrittenWhole() async throws {
+    /// The pin is the bytes the buffer read, not whatever the file holds when the edit comes: a
+    /// file replaced between the read and the first edit does not become the chain's base.
+    @Test func aPinIsTheVersionTheBufferReadEvenWhenTheFileChangedSince() async throws {
         let (project, state) = (try TemporaryDirectory(), try TemporaryDirectory())
-        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 500).utf8))
+        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array(String(repeating: "alpha\n", count: 200_000).utf8))
         let (record, text) = try firstEdit(of: "a.txt", in: project, ByteSplice(start: 0, end: 1, text: Array("A".utf8)))
-        // Replaced between the buffer's read and the edit: another inode.
-        try TemporaryDirectory.writeFile(project.path + "/a.tmp", Array("other\n".utf8))
-        #expect(rename(project.path + "/a.tmp", project.path + "/a.txt") == 0)
+        try TemporaryDirectory.writeFile(project.path + "/a.txt", Array("other\n".utf8))
         let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
         try await journal.append(record)
-        #expect(await journal.byteCount >= text.count, "written whole")
+        #expect(await journal.byteCount < 1_000, "the keystroke, not the text")
         let (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.brokenChains.isEmpty)
         #expect(recovery.records.map(\.content) == [text])
     }
 
@@ -443,5 +523,82 @@ import Testing
         #expect(recovery.brokenChains.first?.reason == "revision 2, which its edits change, is not in the journal")
         #expect(recovery.brokenChains.last?.reason == "its edits do not lie within revision 1")
         #expect(try FileContents.read(try #require(recovery.keptAs)) == bytes, "the journal as it was is kept")
+    }
+}
+
+/// The journal remembers the change ids of the latest edits across saves, rewrites and restarts,
+/// so that a retry after a crash is applied once (`ChangeIDsAcrossRestartsTests` for the buffers).
+@Suite struct ChangeIDJournalTests {
+    func record(_ path: String, _ revision: Int, _ text: String, id: UUID?) -> JournalRecord {
+        JournalRecord(kind: .write, path: path, revision: revision, changeID: id, content: Array(text.utf8))
+    }
+
+    @Test func idsOfSavedAndUnsavedEditsSurviveAReopenAndACompaction() async throws {
+        let state = try TemporaryDirectory()
+        let (saved, unsaved, other) = (UUID(), UUID(), UUID())
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            try await journal.append(record("a.txt", 1, "one", id: saved))
+            try await journal.markSaved("a.txt", revision: 1)
+            try await journal.append(record("a.txt", 1, "two", id: unsaved))
+            try await journal.append(record("b.txt", 1, "bee", id: other))
+        }
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await journal.changeIDs(of: "a.txt") == [saved, unsaved])
+        #expect(await journal.changeIDs(of: "b.txt") == [other])
+        #expect(recovery.records.map(\.path) == ["a.txt", "b.txt"], "ids are not records")
+        // Past the compaction threshold, mostly obsolete: rewritten, ids kept.
+        let large = String(repeating: "x", count: EditJournal.compactionThreshold)
+        try await journal.append(record("c.txt", 1, large, id: nil))
+        let before = await journal.byteCount
+        try await journal.markSaved("c.txt", revision: 1)
+        #expect(await journal.byteCount < before, "compacted")
+        let (again, _) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await again.changeIDs(of: "a.txt") == [saved, unsaved])
+    }
+
+    /// A journal of format 2 (an agent before change ids) is read, and rewritten in this format
+    /// before anything is appended to it: never a record it could not hold under its old header.
+    @Test func aJournalOfTheFormatBeforeIsReadAndRewrittenInThisOne() async throws {
+        let state = try TemporaryDirectory()
+        let id = UUID()
+        let older = Array("ASJ1".utf8) + [2, 0, 0, 0] + JournalFormat.encode(record("a.txt", 1, "one", id: id))
+        try TemporaryDirectory.writeFile(state.path + "/journal.log", older)
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records == [record("a.txt", 1, "one", id: id)])
+        #expect(await journal.changeIDs(of: "a.txt") == [id])
+        #expect(Array(try FileContents.read(state.path + "/journal.log").prefix(8)) == JournalFormat.header())
+        #expect(JournalFormat.version == 3)
+    }
+
+    @Test func onlyTheLatestIdsAreKept() async throws {
+        let state = try TemporaryDirectory()
+        let ids = (0..<(RecentChangeIDs.limit + 10)).map { _ in UUID() }
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            for (index, id) in ids.enumerated() { try await journal.append(record("a.txt", index + 1, "\(index)", id: id)) }
+        }
+        let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(await journal.changeIDs(of: "a.txt") == Array(ids.suffix(RecentChangeIDs.limit)))
+    }
+
+    /// An edit whose record comes after a newer one of its buffer is not written (the newer text
+    /// holds it), but its id is.
+    @Test func theIdOfAnEditOvertakenByANewerRecordIsKept() async throws {
+        let state = try TemporaryDirectory()
+        let (older, newer) = (UUID(), UUID())
+        let source = UUID()
+        do {
+            let (journal, _) = try EditJournal.open(directory: state.path, fsync: false)
+            var second = record("a.txt", 2, "two", id: newer)
+            second.source = source
+            var first = record("a.txt", 1, "one", id: older)
+            first.source = source
+            try await journal.append(second)
+            try await journal.append(first)
+        }
+        let (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
+        #expect(recovery.records.map(\.revision) == [2])
+        #expect(Set(await journal.changeIDs(of: "a.txt")) == [older, newer])
     }
 }

@@ -125,6 +125,24 @@ import Testing
 
 /// Talks to a socket line by line with plain POSIX calls, as a hostile or naive client would.
 enum SocketScript {
+    /// A new connection to the socket at `path`; the caller closes it.
+    static func connect(socket path: String) throws -> Int32 {
+        let fd = Foundation.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return fd
+    }
+
     static func run(socket path: String, lines: [String]) throws -> [String] {
         let received = try exchange(socket: path, bytes: Array((lines.joined(separator: "\n") + "\n").utf8))
         return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
@@ -133,17 +151,8 @@ enum SocketScript {
     /// Sends `bytes` on a fresh connection, ends the sending side, and returns every byte
     /// received until the agent closes.
     static func exchange(socket path: String, bytes: [UInt8]) throws -> [UInt8] {
-        let fd = Foundation.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try connect(socket: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         // The agent may close before reading everything (a refused request): not an error here.
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(fd, Int32(SHUT_WR))

@@ -30,14 +30,15 @@ extension FileBuffer {
     }
 
     private func accept(_ splices: [ByteSplice], of text: TextRope, changeID: UUID?) throws(WorkspaceError) -> Accepted {
-        // A clean buffer's text is its file's: the journal may pin the file and keep just the splices.
-        let editedBase = isDirty ? nil : base.map { EditedBase(file: context.absolute(path), fingerprint: $0.fingerprint) }
+        // A clean buffer's text is the bytes it read: the journal may keep a copy of them (not of
+        // the file, which a tool may write in place meanwhile) and just the splices.
+        let editedBase = isDirty ? nil : base.map { EditedBase(bytes: $0.bytes) }
         let edited = text.applying(splices)
         let limit = context.configuration.limits.maxFileBytes
         guard edited.count <= limit else { throw .tooLarge(path: path, size: edited.count, limit: limit) }
         accept(edited, changeID: changeID)
         // The journal may keep just the splices, when it holds the revision they were made on or
-        // can pin the file they were made on.
+        // can pin a copy of the version they were made on.
         var record = journalRecord(changeID: changeID)
         record.splices = splices
         record.editedBase = editedBase

@@ -84,7 +84,6 @@ extension FileBuffer {
 
     private func apply(_ disk: DiskVersion?) async {
         await reconcile(with: disk)
-        // A tool that wrote the file in place changed the pinned version too.
         await endPinnedChain()
     }
 
@@ -259,12 +258,14 @@ extension FileBuffer {
 
     /// Takes back an edit the journal kept through a crash, and reconciles it with the disk now.
     ///
-    /// When the file is still the version the edit was made on, the buffer is simply dirty again
-    /// and autosaves. When it changed while the agent was down, the edit's base is gone, so no
-    /// merge is possible: both versions are kept, as for overlapping edits.
+    /// When the file is still the version the edit was made on, or one a save of the buffer was
+    /// writing (the buffer's own: edits taken during that save stand on it), the buffer is simply
+    /// dirty again and autosaves. When it changed while the agent was down, the edit's base is
+    /// gone, so no merge is possible: both versions are kept, as for overlapping edits.
     func recover(_ record: JournalRecord) async {
         let recovered: TextRope? = record.kind == .delete ? nil : record.text
-        let isBaseUnchanged = baseDigest() == record.baseDigest
+        let disk = baseDigest()
+        let isBaseUnchanged = disk == record.baseDigest || disk.map(record.savesBegun.contains) == true
         text = recovered
         revision = max(revision, record.revision)
         guard isDirty else {
@@ -284,9 +285,10 @@ extension FileBuffer {
         }
     }
 
-    /// When the journal's chain of this buffer's edits stands on its file (pinned with a hard
-    /// link) and the file is about to change or just changed, the journal takes the buffer's
-    /// whole text, so the chain no longer depends on the file.
+    /// After the buffer took in a change of its file, a journal chain of its edits standing on a
+    /// pinned copy of the file as it was ends with the buffer's whole text (and the file's new
+    /// digest): recovery then sets that text against the disk as it is, rather than the chain's
+    /// text against a version the disk has moved on from, which could only keep both.
     func endPinnedChain() async {
         guard isDirty, let journal = context.journal, await journal.isPinned(path) else { return }
         do { try await journal.append(journalRecord()) } catch {

@@ -41,14 +41,12 @@ extension FileBuffer {
     func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         guard isDirty, !isSaving else { return nil }
         isSaving = true
-        // A save may write the file in place (a user's hard link, a writer holding it open), and
-        // so change the version a chain of edits stands on: the chain ends first.
-        await endPinnedChain()
         let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path
         schedule.saveStarted()
         let started = ContinuousClock.now
+        let prepared = await prepareSave(of: snapshot.text, revision: snapshot.revision)
         let result: Result<(commit: Commit, bytes: [UInt8])?, WriteError>
         do {
             let commit = try await BlockingIO.run { () throws(WriteError) -> (commit: Commit, bytes: [UInt8])? in
@@ -56,8 +54,8 @@ extension FileBuffer {
                     if let expected = snapshot.expected { try writer.remove(path, expecting: expected) }
                     return nil
                 }
-                // The one copy of the text a save makes, off the actor.
-                let bytes = text.bytes
+                // The one copy of the text a save makes, off the actor (unless prepared already).
+                let bytes = prepared?.bytes ?? text.bytes
                 return (try writer.commit(bytes, to: path, expecting: snapshot.expected, heldOpen: heldOpen), bytes)
             }
             result = .success(commit)
@@ -72,7 +70,8 @@ extension FileBuffer {
         switch result {
         case .success(let written):
             let commit = written?.commit
-            adoptBase(written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text)
+            adoptBase(
+                written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text, digest: prepared?.digest)
             lastSavedRevision = snapshot.revision
             schedule.saveSucceeded()
             isWaitingForWriter = false
@@ -128,4 +127,30 @@ extension FileBuffer {
             return error
         }
     }
+
+    /// The bytes a save of `text` writes and their digest, which goes to the journal before the
+    /// file changes (`willSave`): an edit taken while the save is written stands on these bytes,
+    /// and after a crash at any moment of the save recovery must know that the file may hold them.
+    /// Nil when there is no journal (the commit copies the text itself) or the save deletes the file.
+    private func prepareSave(of text: TextRope?, revision: Int) async -> (bytes: [UInt8], digest: UInt64)? {
+        guard let text, let journal = context.journal else { return nil }
+        let digested = { @Sendable () -> (bytes: [UInt8], digest: UInt64) in
+            let bytes = text.bytes
+            return (bytes, ContentDigest.of(bytes))
+        }
+        // A small text is copied and digested in less time than a hop to the thread pool takes.
+        let prepared = text.count <= Self.inlineDigestLimit ? digested() : await BlockingIO.run(digested)
+        do { try await journal.willSave(path, revision: revision, digest: prepared.digest) } catch {
+            context.logger.warning(
+                "journal-failed",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next": "the save goes on; after a crash while it is written, edits taken meanwhile may be kept beside it as a conflict copy",
+                ])
+        }
+        return prepared
+    }
+
+    /// Texts up to this size are copied and digested for a save on the buffer's own thread.
+    static var inlineDigestLimit: Int { 64 << 10 }
 }

@@ -64,6 +64,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
     private var appliedChanges: [UUID: Int] = [:]
     private var appliedOrder: [UUID] = []
+    /// Change ids the journal remembers for this path from before this buffer (an earlier run, or
+    /// a buffer closed since): a retry of one applies nothing and answers the current revision.
+    private var changesBeforeThisBuffer: Set<UUID> = []
     /// Whether an autosave is waiting for another process to close the file (logged once).
     var isWaitingForWriter = false
     /// The revision last copied aside because its file had nowhere to land, and the copy.
@@ -124,6 +127,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             if case .refused(let refusal) = error { throw .pathRefused(refusal) }
             throw .unreadable(error)
         }
+        if let journal = context.journal { changesBeforeThisBuffer = Set(await journal.changeIDs(of: path)) }
         // A file that does not exist yet stays absent (nil) until a client writes it.
         text = version.map { TextRope($0.bytes) }
         adoptBase(version, text: text)
@@ -182,6 +186,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision.
     func earlierApplication(of changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted? {
         if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
+        if let changeID, changesBeforeThisBuffer.contains(changeID) { return Accepted(revision: revision) }
         if let ifRevision, ifRevision != revision {
             throw .staleRevision(path: path, expected: ifRevision, current: revision)
         }
@@ -221,12 +226,14 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     }
 
     /// Makes `version` the base, `text` being its bytes as a rope (shared with the buffer's text
-    /// where it can be, so that `isDirty` stays cheap).
-    func adoptBase(_ version: DiskVersion?, text baseText: TextRope?) {
+    /// where it can be, so that `isDirty` stays cheap), and `digest` their `ContentDigest` when
+    /// it is known already (a save worked it out: the next edit's record need not).
+    func adoptBase(_ version: DiskVersion?, text baseText: TextRope?, digest: UInt64? = nil) {
         isAdoptingBase = true
         base = version
         isAdoptingBase = false
         knownBaseText = version == nil ? nil : baseText
+        knownBaseDigest = version == nil ? nil : digest
         refreshDirty()
     }
 

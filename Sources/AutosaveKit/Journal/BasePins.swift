@@ -1,34 +1,37 @@
 import ByteNames
 import Glibc
+import SystemPackage
 
-/// The file a clean buffer's first edit was made on, as the buffer knew it: what the journal may
-/// pin instead of writing the whole text.
+/// The version a clean buffer's first edit was made on, as the buffer read it: what the journal
+/// may keep beside the edit, once, instead of writing the buffer's whole text into the journal.
 public struct EditedBase: Sendable, Equatable {
-    /// The file's absolute path.
-    public var file: String
-    /// The version as the buffer read it: which file, how long, last modified when.
-    public var fingerprint: Fingerprint
+    /// The file's bytes as the buffer read them (the buffer's own array, shared, not copied).
+    public var bytes: [UInt8]
 
-    public init(file: String, fingerprint: Fingerprint) {
-        self.file = file
-        self.fingerprint = fingerprint
+    /// The version whose bytes are `bytes`.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
     }
 }
 
-/// Hard links, in the journal's `bases/` folder, to files as they were on disk when a chain of
-/// edits began on them: the journal then records a clean file's first keystroke as that
-/// keystroke, not as a copy of the file.
+/// Copies, in the journal's `bases/` folder, of the versions chains of edits stand on: the journal
+/// then records a clean file's first keystroke as that keystroke, not as a copy of the file.
 ///
-/// A link costs no copy, and keeps the version whatever replaces the file by rename (our own
-/// saves, `git checkout`, `sed -i`, most editors); recovery checks the version's digest all the
-/// same, so a file changed in place is reported, never guessed at. A pin is removed once the
-/// record that ends its chain (a full record, or the `saved` marker) is durable.
+/// A pin is a copy written from the bytes the buffer read, never a hard link to the file: a link
+/// shares the file's inode, so a tool that writes the file in place while the agent is down
+/// (`echo >>`, a truncation, nano, VS Code) changed the version the edits were made on, and the
+/// edits could not be replayed. A copy is that version whatever happens to the file. It is written
+/// before the record that stands on it, made durable by the group commit that makes that record
+/// durable (so before the edit is acknowledged), and removed once the record that ends its chain
+/// (a full record, or the `saved` marker) is durable. Recovery checks its digest all the same.
 struct BasePins {
     let directory: String
     /// The pin each path's chain stands on.
     private var pinned: PathMap<String> = [:]
     /// Pins whose chain ended, to remove once the journal is durable through `sequence`.
     private var released: [(sequence: Int, file: String)] = []
+    /// Pins written since the last group commit began, open to be fsync'd by the next one.
+    private var unsynced: [FileDescriptor] = []
 
     init(directory: String) { self.directory = directory }
 
@@ -37,24 +40,53 @@ struct BasePins {
         directory + "/" + String(ContentDigest.of(Array(path.utf8)), radix: 16) + "-" + String(digest, radix: 16)
     }
 
-    /// Links `base` as the version `path`'s chain stands on; false (nothing pinned) when the file
-    /// is no longer that version or cannot be linked (another file system, no space).
+    /// Keeps `base` (whose digest is `digest`) as the version `path`'s chain stands on; false
+    /// (nothing pinned) when it cannot be written (no space, the folder cannot be made): the
+    /// journal then writes the whole text instead.
     mutating func pin(_ base: EditedBase, path: String, digest: UInt64, isDurable: Bool) -> Bool {
-        guard (try? Folders.make(directory)) != nil else { return false }
         let pin = Self.file(in: directory, path: path, digest: digest)
-        unlink(pin)
-        guard link(base.file, pin) == 0 else { return false }
-        // The same file, not written since the buffer read it (size and nanosecond mtime): a
-        // tool may have written it in place a moment before the watcher tells the buffer.
-        guard let linked = Fingerprint.of(pin), linked == base.fingerprint else {
-            unlink(pin)
-            return false
+        if pinned[path] == pin { return true }
+        if let index = released.firstIndex(where: { $0.file == pin }) {
+            // The same version again (a chain ended and the next begins on the same bytes): the
+            // copy is whole, and durable by the commit of the record it was first written for.
+            released.remove(at: index)
+        } else {
+            guard (try? Folders.make(directory)) != nil, let copy = Self.write(base.bytes, to: pin) else { return false }
+            if isDurable { unsynced.append(copy) } else { try? copy.close() }
         }
-        // The link must outlive a power cut as surely as the record that needs it.
-        if isDurable { Folders.syncFolder(directory) }
         if let old = pinned[path], old != pin { unlink(old) }
         pinned[path] = pin
         return true
+    }
+
+    /// Writes `bytes` under a temporary name and renames it to `pin`, so that the name never holds
+    /// part of a version (a crash mid-write leaves the temporary name, cleared at the next start).
+    ///
+    /// - Returns: the copy, open, for the group commit to fsync; nil when it could not be written.
+    private static func write(_ bytes: [UInt8], to pin: String) -> FileDescriptor? {
+        let temporary = pin + ".tmp"
+        unlink(temporary)
+        var copy: FileDescriptor?
+        do {
+            let opened = try FileDescriptor.open(
+                FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec, .noFollow],
+                permissions: [.ownerReadWrite])
+            copy = opened
+            _ = try opened.writeAll(bytes)
+            guard rename(temporary, pin) == 0 else { throw Errno(rawValue: errno) }
+            return opened
+        } catch {
+            try? copy?.close()
+            unlink(temporary)
+            return nil
+        }
+    }
+
+    /// The pins written since the last call, for the group commit to fsync (with their folder)
+    /// before the journal itself; the caller closes them.
+    mutating func takeUnsynced() -> [FileDescriptor] {
+        defer { unsynced = [] }
+        return unsynced
     }
 
     /// `path`'s chain ended with the record numbered `sequence`: its pin goes once that record is
@@ -82,12 +114,27 @@ struct BasePins {
     mutating func removeAll() {
         for pin in pinned.values { unlink(pin) }
         for entry in released { unlink(entry.file) }
+        for copy in takeUnsynced() { try? copy.close() }
         pinned = [:]
         released = []
     }
 
     /// Whether `path`'s chain stands on a pin.
     func isPinned(_ path: String) -> Bool { pinned[path] != nil }
+
+    /// fsyncs `copies` and then, when there were any, their folder; closes every copy either way.
+    ///
+    /// - Throws: `JournalError.system` naming the folder when a copy's fsync failed.
+    static func sync(_ copies: [FileDescriptor], in directory: String) throws(JournalError) {
+        guard !copies.isEmpty else { return }
+        var failure: Errno?
+        for copy in copies {
+            do { try copy.sync() } catch { failure = failure ?? error }
+            try? copy.close()
+        }
+        if let failure { throw .system(path: directory, operation: "fsync a base copy in", failure) }
+        Folders.syncFolder(directory)
+    }
 
     /// Removes every file in `directory` (after a start, once no record needs them).
     static func clear(_ directory: String) {

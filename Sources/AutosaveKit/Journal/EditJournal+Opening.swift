@@ -20,6 +20,7 @@ extension EditJournal {
         }
         var records: [JournalRecord] = []
         var validBytes = 0
+        var version = JournalFormat.version
         var headerLoss: Recovery.HeaderLoss?
         if !existing.isEmpty, !JournalFormat.hasWholeHeader(existing), JournalFormat.isTornHeader(existing) {
             // Nothing in it can be a record: records start after the header and carry a checksum.
@@ -39,7 +40,7 @@ extension EditJournal {
             guard existing.count >= JournalFormat.headerSize, Array(existing[0..<4]) == JournalFormat.magic else {
                 throw .notAJournal(path: path)
             }
-            let version = JournalFormat.readLE32(existing, 4)
+            version = JournalFormat.readLE32(existing, 4)
             guard version <= JournalFormat.version else {
                 throw .futureVersion(path: path, found: version, supported: JournalFormat.version)
             }
@@ -49,6 +50,7 @@ extension EditJournal {
         let (recovered, broken) = replay(records) { path, digest in
             try? FileContents.read(BasePins.file(in: bases, path: path, digest: digest))
         }
+        let changeIDs = RecentChangeIDs(replaying: records)
         let tornBytes = existing.isEmpty ? 0 : existing.count - validBytes
         var keptAs: String?
         if !broken.isEmpty {
@@ -60,13 +62,20 @@ extension EditJournal {
         }
         // Start every run from a journal of only the unsaved records. Revisions restart with each
         // run, so an old run's `saved` marker must never meet a new run's record for the same path.
-        // A journal with records on pinned bases is rewritten too: its pins then go.
-        if records.count > recovered.count || records.contains(where: { $0.kind == .baseEdits }) {
+        // A journal with records on pinned bases is rewritten too: its pins then go. So is one of an
+        // older format, which this agent would otherwise append records to that it cannot read.
+        let isOlderFormat = version < JournalFormat.version
+        if records.count > recovered.count || records.contains(where: { $0.kind == .baseEdits }) || isOlderFormat {
             var fresh = JournalFormat.header()
+            let savesBegun = SavesBegun(recovered)
+            for record in changeIDs.records() { fresh += JournalFormat.encode(record) }
             for record in recovered { fresh += JournalFormat.encode(record) }
+            for record in savesBegun.records(of: recovered.map(\.path)) { fresh += JournalFormat.encode(record) }
             let descriptor = try replaceFile(at: path, in: directory, with: fresh)
             if broken.isEmpty { BasePins.clear(bases) }
-            let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered)
+            let journal = EditJournal(
+                directory: directory, isDurable: fsync, file: descriptor, size: fresh.count, live: recovered, changeIDs: changeIDs,
+                savesBegun: savesBegun)
             return (
                 journal,
                 Recovery(records: recovered, tornBytes: tornBytes, brokenChains: broken, keptAs: keptAs, headerLoss: headerLoss)
@@ -94,7 +103,9 @@ extension EditJournal {
         } catch {
             throw .system(path: path, operation: "open", error as? Errno ?? .ioError)
         }
-        let journal = EditJournal(directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered)
+        let journal = EditJournal(
+            directory: directory, isDurable: fsync, file: descriptor, size: validBytes, live: recovered, changeIDs: changeIDs,
+            savesBegun: SavesBegun(recovered))
         return (journal, Recovery(records: recovered, tornBytes: tornBytes, headerLoss: headerLoss))
     }
 
@@ -155,13 +166,22 @@ extension EditJournal {
         // after a newer one.)
         var latest: PathMap<JournalRecord> = [:]
         var broken: [BrokenChain] = []
+        var savesBegun = SavesBegun()
         for record in records {
             switch record.kind {
             case .saved:
                 // Written once nothing after it builds on what it covers: all of that is obsolete,
                 // a broken chain included (its pin may be gone, its edits are on disk).
-                if let current = latest[record.path], current.revision <= record.revision { latest[record.path] = nil }
+                if let current = latest[record.path], current.revision <= record.revision {
+                    latest[record.path] = nil
+                    savesBegun.forget(record.path)
+                }
                 broken.removeAll { $0.path.isSameName(as: record.path) && $0.revision <= record.revision }
+            case .changeIDs:
+                // Ids only (`RecentChangeIDs`): no text.
+                continue
+            case .saving:
+                if let digest = record.baseDigest { savesBegun.append(digest, for: record.path) }
             case .write, .delete:
                 // A whole record after a broken one (the buffer's text, once the file it stood on
                 // changed) makes it obsolete: nothing was lost there.
@@ -202,6 +222,13 @@ extension EditJournal {
                     baseDigest: record.baseDigest)
             }
         }
-        return (latest.sortedKeys.compactMap { latest[$0] }, broken)
+        let unsaved = latest.sortedKeys.compactMap { path in
+            latest[path].map { record in
+                var record = record
+                record.savesBegun = savesBegun.digests(of: path)
+                return record
+            }
+        }
+        return (unsaved, broken)
     }
 }

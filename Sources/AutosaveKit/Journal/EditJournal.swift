@@ -53,17 +53,23 @@ public actor EditJournal {
     /// Bytes of `.edits` records written per path since its last full record: once they pass
     /// the content's size, the next record is a full one (recovery never replays more than that).
     private var chainBytes: PathMap<Int> = [:]
-    /// The files chains of edits stand on (in `bases/`).
+    /// The copies of the versions chains of edits stand on (in `bases/`).
     private var pins: BasePins
+    /// The change ids of the latest edits, every path's, oldest first: kept across saves,
+    /// rewrites and restarts, so that a client's retry after a crash is still applied once.
+    private var changeIDs: RecentChangeIDs
+    /// Per path, the digests of the versions its buffer's saves were about to write since its
+    /// records were last obsolete (`willSave`), the latest `SavesBegun.limit`.
+    private var savesBegun = SavesBegun()
 
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
     private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
 
-    /// A chain stands on a pinned file only when writing its text whole would cost this much: a
-    /// pin is a hard link the user's tools see (a second link makes some of them write in
-    /// place), so files that are cheap to journal whole are never pinned.
+    /// A chain stands on a pinned copy only when the text is this large: a pin costs a copy of the
+    /// file once (and a second file to fsync), which only pays when the journal would otherwise
+    /// take that copy again and again as the chain's full records.
     static var pinnedBaseSize: Int { 1 << 20 }
 
     /// Whether `path`'s chain of edits stands on a pinned file.
@@ -75,12 +81,17 @@ public actor EditJournal {
     var path: String { directory + "/journal.log" }
     static func basesDirectory(_ directory: String) -> String { directory + "/bases" }
 
-    init(directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord]) {
+    init(
+        directory: String, isDurable: Bool, file: FileDescriptor, size: Int, live: [JournalRecord],
+        changeIDs: RecentChangeIDs = RecentChangeIDs(), savesBegun: SavesBegun = SavesBegun()
+    ) {
         self.directory = directory
         self.isDurable = isDurable
         self.file = file
         self.size = size
         self.pins = BasePins(directory: Self.basesDirectory(directory))
+        self.changeIDs = changeIDs
+        self.savesBegun = savesBegun
         for record in live {
             self.live[record.path] = record
             liveBytes += record.text.count + record.path.utf8.count
@@ -112,16 +123,23 @@ public actor EditJournal {
     /// the journal holds at most about twice the content per file. Recovery replays each record
     /// onto a rope in O(log n), so a long chain costs recovery no copy of the file.
     public func write(_ record: JournalRecord) throws(JournalError) -> Int {
+        if let id = record.changeID { changeIDs.append(id, for: record.path) }
         // Two edits of one buffer may reach the journal out of order (each hops here on its
         // own): the newer revision, already written, holds the older one's edit too. (The same
         // revision again, whole, ends a chain: that one is written.)
         if let previous = live[record.path], record.source != nil, previous.source == record.source,
             previous.revision > record.revision || (previous.revision == record.revision && record.splices != nil)
         {
+            // Its change id is not in the newer record: it must outlive a crash all the same.
+            guard let id = record.changeID else { return appended }
+            let ids = JournalRecord.changeIDs([id], of: record.path)
+            try writeRecord(JournalFormat.head(of: ids), ids.text)
+            appended += 1
             return appended
         }
         var full = record
         full.splices = nil
+        full.editedBase = nil
         if let splices = record.splices, record.kind == .write {
             let cost = splices.reduce(0) { $0 + 20 + $1.text.count }
             if let previous = live[record.path], previous.kind == .write, previous.revision == record.revision - 1,
@@ -134,7 +152,7 @@ public actor EditJournal {
             } else if let base = record.editedBase, let digest = record.baseDigest, record.text.count >= Self.pinnedBaseSize,
                 cost <= record.text.count, pins.pin(base, path: record.path, digest: digest, isDurable: isDurable)
             {
-                // A clean file's first edit: the chain stands on the file as it is on disk.
+                // A clean file's first edit: the chain stands on a copy of the file as the buffer read it.
                 return try writeDelta(record.asEdits(splices, onBase: true), chainBytes: cost, full: full)
             }
         }
@@ -172,8 +190,11 @@ public actor EditJournal {
     ///
     /// - Parameter source: the buffer that saved it: records of another buffer at the path (a
     ///   rename put it there meanwhile) are not touched.
+    /// - Throws: `JournalError.system` when the marker cannot be written (the saved edit may then
+    ///   come back after a crash, which is harmless).
     public func markSaved(_ path: String, revision: Int, source: UUID? = nil) async throws(JournalError) {
         guard let record = live[path], record.revision <= revision, source == nil || record.source == source else { return }
+        savesBegun.forget(path)
         live[path] = nil
         chainBytes[path] = nil
         liveBytes -= record.text.count + record.path.utf8.count
@@ -191,6 +212,24 @@ public actor EditJournal {
             try await compact()
         }
     }
+
+    /// Notes, before a save of `path` writes anything, the version it is about to write: after a
+    /// crash at any moment of the save, recovery knows that the file may hold that version, which
+    /// is the buffer's own (an edit taken while the save was written stands on it), and compares
+    /// rather than keeping both. Not waited for: losing it to a power cut only costs a conflict
+    /// copy that was not needed.
+    ///
+    /// - Parameter digest: `ContentDigest` of the bytes the save writes.
+    /// - Throws: `JournalError.system` when it cannot be written (the save goes on).
+    public func willSave(_ path: String, revision: Int, digest: UInt64) throws(JournalError) {
+        let record = JournalRecord(kind: .saving, path: path, revision: revision, baseDigest: digest)
+        try writeRecord(JournalFormat.head(of: record), record.text)
+        savesBegun.append(digest, for: path)
+    }
+
+    /// The change ids the journal remembers for `path` (of this run's edits and of earlier runs'),
+    /// oldest first: a buffer opened on `path` applies none of them again.
+    public func changeIDs(of path: String) -> [UUID] { changeIDs.ids(of: path) }
 
     /// Appends one encoded record (its head, then its content), or nothing at all.
     ///
@@ -261,14 +300,18 @@ public actor EditJournal {
         try await Self.sync(file, path: path).get()
     }
 
-    /// fsyncs `file` off the cooperative pool.
-    private static func sync(_ file: FileDescriptor, path: String) async -> Result<Void, JournalError> {
+    /// fsyncs `file` off the cooperative pool, after the base copies `copies` (in `bases`) and
+    /// their folder: an edit acknowledged after it stands on a durable copy.
+    private static func sync(
+        _ file: FileDescriptor, path: String, copies: [FileDescriptor] = [], in bases: String = ""
+    ) async -> Result<Void, JournalError> {
         await BlockingIO.run { () -> Result<Void, JournalError> in
-            do throws(Errno) {
-                try file.sync()
+            do throws(JournalError) {
+                try BasePins.sync(copies, in: bases)
+                do throws(Errno) { try file.sync() } catch { throw .system(path: path, operation: "fsync", error) }
                 return .success(())
             } catch {
-                return .failure(.system(path: path, operation: "fsync", error))
+                return .failure(error)
             }
         }
     }
@@ -287,8 +330,10 @@ public actor EditJournal {
         let target = appended
         let file = self.file
         let path = self.path
+        let copies = pins.takeUnsynced()
+        let bases = Self.basesDirectory(directory)
         Task {
-            let result = await Self.sync(file, path: path)
+            let result = await Self.sync(file, path: path, copies: copies, in: bases)
             self.finishSync(through: target, result)
         }
     }
@@ -307,14 +352,17 @@ public actor EditJournal {
 
     // MARK: - Compaction
 
-    /// Rewrites the journal with only the unsaved records: a new file, synced, renamed over.
+    /// Rewrites the journal with only the unsaved records, the remembered change ids and the saves
+    /// begun under unsaved records: a new file, synced, renamed over.
     private func compact() async throws(JournalError) {
         try rewrite()
     }
 
     private func rewrite() throws(JournalError) {
         var bytes = JournalFormat.header()
+        for record in changeIDs.records() { bytes += JournalFormat.encode(record) }
         for key in live.sortedKeys { bytes += JournalFormat.encode(live[key]!) }
+        for record in savesBegun.records(of: live.sortedKeys) { bytes += JournalFormat.encode(record) }
         let fresh = try Self.replaceFile(at: path, in: directory, with: bytes)
         try? file.close()
         file = fresh

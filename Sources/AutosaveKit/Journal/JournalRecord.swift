@@ -16,6 +16,12 @@ public struct JournalRecord: Sendable, Equatable {
         /// The buffer's content became the file it was clean on (pinned by `BasePins`, its
         /// digest `baseDigest`) with `splices` applied: a chain's first record.
         case baseEdits = 5
+        /// Edits with these change ids (`content`: 16 bytes each) were applied to `path`'s
+        /// buffers: kept across saves and restarts so that a retry is still applied once.
+        case changeIDs = 6
+        /// A save of `path` is about to write revision `revision`, whose `ContentDigest` is
+        /// `baseDigest`: after a crash, the file may hold that version (`SavesBegun`).
+        case saving = 7
 
         /// Whether the record holds splices rather than a content.
         var isSplices: Bool { self == .edits || self == .baseEdits }
@@ -47,6 +53,10 @@ public struct JournalRecord: Sendable, Equatable {
     /// On a `.write` handed to the journal: the file the buffer was clean on before this edit,
     /// which the journal may pin and record the splices against (never written to disk).
     public var editedBase: EditedBase?
+    /// On a record recovery gives back: the digests of the versions saves of its buffer were
+    /// about to write since its records were last obsolete (`.saving` records). The file may
+    /// hold any of them, and each is as much the edits' base as `baseDigest`.
+    public var savesBegun: [UInt64] = []
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil
@@ -66,6 +76,19 @@ public struct JournalRecord: Sendable, Equatable {
         self.changeID = changeID
         self.text = text
         self.baseDigest = baseDigest
+    }
+
+    /// A `.changeIDs` record of `ids`, applied to `path`'s buffers.
+    static func changeIDs(_ ids: [UUID], of path: String) -> JournalRecord {
+        JournalRecord(kind: .changeIDs, path: path, revision: 0, content: ids.flatMap { id in withUnsafeBytes(of: id.uuid) { Array($0) } })
+    }
+
+    /// The change ids a `.changeIDs` record holds.
+    var ids: [UUID] {
+        let bytes = content
+        return stride(from: 0, to: bytes.count - 15, by: 16).map { offset in
+            bytes[offset..<(offset + 16)].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        }
     }
 
     /// This record as an `.edits` (or, on a pinned base, `.baseEdits`) record of its splices
@@ -99,11 +122,12 @@ public enum ContentDigest {
 /// `kind: UInt8 | revision: UInt64 | changeID: 16 bytes (zero when none) | hasBase: UInt8 |
 /// baseDigest: UInt64 | pathLength: UInt32 | path | content`. For `.edits` and `.baseEdits`
 /// the content is `resultLength: UInt64 | count: UInt32 | (start: UInt64 | end: UInt64 |
-/// length: UInt32 | text)…`. All integers little endian. Version 2 added those two kinds: an
-/// older agent refuses such a journal rather than taking its records for a torn tail.
+/// length: UInt32 | text)…`; for `.changeIDs`, 16 bytes per id; `.saving` has none. All integers
+/// little endian. Version 2 added `.edits` and `.baseEdits`, version 3 `.changeIDs` and `.saving`:
+/// an older agent refuses such a journal rather than taking its records for a torn tail.
 enum JournalFormat {
     static let magic: [UInt8] = Array("ASJ1".utf8)
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     static let headerSize = 8
     /// The largest record the reader accepts; anything larger is corruption, not data.
     static let maximumRecordSize = 1 << 34
@@ -188,6 +212,7 @@ enum JournalFormat {
         let content = Array(payload[(fixedPayload + pathLength)...])
         var record = JournalRecord(
             kind: kind, path: path, revision: revision, changeID: changeID, content: content, baseDigest: baseDigest)
+        if kind == .changeIDs, content.count % 16 != 0 { return nil }
         if kind.isSplices {
             guard let (splices, resultLength) = splices(in: content) else { return nil }
             record.splices = splices
