@@ -153,6 +153,9 @@ final class Scenario: @unchecked Sendable {
                 return accepted.withLock { $0 }
             }
             try? await harness.workspace.save([file])
+            // The save first follows a rename on its way (logged `moved`), and the edit, made at
+            // the commit, is then to the name as it stands: a new buffer if the file moved on.
+            followMoves()
             if racing.disarm() { latestEdit[file] = text }
         default:
             if await harness.workspace.status().contains(where: { $0.path == file }) {
@@ -160,6 +163,19 @@ final class Scenario: @unchecked Sendable {
                 latestEdit[file] = nil
             }
         }
+    }
+
+    /// A buffer follows its file when the agent learns of a rename (`moved`): so do its edits,
+    /// and the unsaved edits of a buffer it replaces must then survive in a conflict copy.
+    func followMoves() {
+        let logs = harness.logs.elements
+        for log in logs.dropFirst(logsSeen) where log.event == "moved" {
+            guard let from = log.fields["from"], let to = log.fields["to"] else { continue }
+            if let replaced = latestEdit[to] { replacedEdits.append(replaced) }
+            latestEdit[to] = latestEdit[from]
+            latestEdit[from] = nil
+        }
+        logsSeen = logs.count
     }
 
     /// Every version that must survive is somewhere a user can find it.
@@ -171,16 +187,7 @@ final class Scenario: @unchecked Sendable {
         await harness.workspace.settleDueWindows()
         await harness.workspace.waitForHandledChanges()
         try await harness.waitForQuietBuffers()
-        // A buffer follows its file when the agent learns of a rename (`moved`): so do its edits,
-        // and the unsaved edits of a buffer it replaces must then survive in a conflict copy.
-        let logs = harness.logs.elements
-        for log in logs.dropFirst(logsSeen) where log.event == "moved" {
-            guard let from = log.fields["from"], let to = log.fields["to"] else { continue }
-            if let replaced = latestEdit[to] { replacedEdits.append(replaced) }
-            latestEdit[to] = latestEdit[from]
-            latestEdit[from] = nil
-        }
-        logsSeen = logs.count
+        followMoves()
         var places: [String] = []
         let project = harness.project
         for file in Self.files {
