@@ -46,8 +46,22 @@ import Testing
         moved(&settler, "old", "new", cookie: 7, at: 0)
         wrote(&settler, "new", at: 30)
         #expect(settler.takeDue(at: at(60)).isEmpty, "the source waits for its destination")
-        #expect(settler.takeDue(at: at(80)) == [Burst(names: ["new", "old"], origins: ["new": .name("old"), "old": .vacated])])
+        #expect(settler.takeDue(at: at(80)) == [Burst(names: ["new", "old"], origins: ["new": .name("old"), "old": .vacated], lastHops: ["new": "old"])])
         #expect(settler.nextDeadline() == nil)
+    }
+
+    /// A file created, renamed over a known name, then on: its content is new to the burst, and it
+    /// came from that name last (a buffer there that read it follows it).
+    @Test func aFileRenamedOverANameAndOnCameFromThatNameLast() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
+        settler.record(FileEvent(path: "d/y", kind: .created), at: at(0))
+        moved(&settler, "d/y", "a", cookie: 1, at: 1)
+        wrote(&settler, "a", at: 2)
+        moved(&settler, "a", "c", cookie: 2, at: 3)
+        #expect(
+            settler.takeDue(at: at(60)) == [
+                Burst(names: ["a", "c", "d/y"], origins: ["a": .vacated, "c": .new, "d/y": .vacated], lastHops: ["c": "a"])
+            ])
     }
 
     @Test func aRenameFromAnUnpairedCookieIsNewContent() {
@@ -61,7 +75,7 @@ import Testing
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         moved(&settler, "a", "t", cookie: 1, at: 0)
         moved(&settler, "t", "a", cookie: 2, at: 10)
-        #expect(settler.takeDue(at: at(60)) == [Burst(names: ["a", "t"], origins: ["t": .vacated])])
+        #expect(settler.takeDue(at: at(60)) == [Burst(names: ["a", "t"], origins: ["t": .vacated], lastHops: ["a": "t"])])
         #expect(settler.pending.isEmpty)
         wrote(&settler, "a", at: 1000)
         #expect(settler.takeDue(at: at(1050)) == [Burst(names: ["a"])])
@@ -73,7 +87,9 @@ import Testing
         moved(&settler, "c", "d", cookie: 2, at: 5)
         #expect(
             settler.takeDue(at: at(55))
-                == [Burst(names: ["a", "c", "d"], origins: ["a": .vacated, "c": .vacated, "d": .name("a")])])
+                == [
+                    Burst(names: ["a", "c", "d"], origins: ["a": .vacated, "c": .vacated, "d": .name("a")], lastHops: ["d": "c"])
+                ])
     }
 
     @Test func aSwapThroughAThirdNameGivesEachNameTheOthersContent() {
@@ -85,7 +101,11 @@ import Testing
         #expect(settler.takeDue(at: at(52)).isEmpty, "b is still busy, and the burst waits for it")
         #expect(
             settler.takeDue(at: at(70))
-                == [Burst(names: ["a", "b", "t"], origins: ["a": .name("b"), "b": .name("a"), "t": .vacated])])
+                == [
+                    Burst(
+                        names: ["a", "b", "t"], origins: ["a": .name("b"), "b": .name("a"), "t": .vacated],
+                        lastHops: ["a": "b", "b": "t"])
+                ])
     }
 
     @Test func aNameThatNeverGoesQuietSettlesAtMaxSettle() {
@@ -156,7 +176,7 @@ import Testing
         settler.moveDirectory(from: "a", to: "b")
         #expect(
             settler.takeDue(at: at(50)) == [
-                Burst(names: ["ab/g"]), Burst(names: ["b/h", "top"], origins: ["b/h": .vacated, "top": .name("b/h")]),
+                Burst(names: ["ab/g"]), Burst(names: ["b/h", "top"], origins: ["b/h": .vacated, "top": .name("b/h")], lastHops: ["top": "b/h"]),
                 Burst(names: ["b/x/f"]),
             ])
     }

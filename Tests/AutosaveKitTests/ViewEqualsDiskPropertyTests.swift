@@ -89,6 +89,10 @@ import Testing
         [1035, 0, 2544, 76064, 61672],
         // A buffer that lost track of its file (logged) and then followed its folder.
         [86512, 25254, 28868, 56247, 64174],
+        // d/y.txt made and renamed over a.txt, a client's write there, a tool's write in place,
+        // then a.txt renamed to c.txt, in one window: net, a.txt removed and c.txt created; the
+        // buffer stayed and wrote a.txt again, a ghost.
+        [45632, 9350, 53008, 0, 17478],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

@@ -34,11 +34,16 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         /// Names that had no event, only a look asked for (`touch`): whether they exist is news,
         /// their content is not.
         public var unchanged: PathSet
+        /// For each name whose content came in by a rename the kernel paired: the name it was
+        /// renamed from last. Unlike `origins`, the name it held then, whatever it held at the start
+        /// (a file created, renamed over a known name, then on, came from that name last).
+        public var lastHops: PathMap<String>
 
-        public init(names: [String], origins: PathMap<Origin> = [:], unchanged: PathSet = []) {
+        public init(names: [String], origins: PathMap<Origin> = [:], unchanged: PathSet = [], lastHops: PathMap<String> = [:]) {
             self.names = names
             self.origins = origins
             self.unchanged = unchanged
+            self.lastHops = lastHops
         }
     }
 
@@ -63,6 +68,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     struct Group {
         var members: PathSet
         var origins: PathMap<Origin> = [:]
+        var lastHops: PathMap<String> = [:]
     }
 
     /// A deadline as queued; stale once its name's deadline moved on.
@@ -96,16 +102,21 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         switch event.kind {
         case .created:
             setOrigin(.new, of: path)
+            setLastHop(nil, of: path)
         case .deleted:
             setOrigin(.vacated, of: path)
+            setLastHop(nil, of: path)
         case .movedFrom:
             if sources.count > 1024 { sources.removeAll() }
             sources[event.cookie] = (path, origin(of: path))
             setOrigin(.vacated, of: path)
+            setLastHop(nil, of: path)
         case .movedTo:
+            setLastHop(nil, of: path)
             if let source = sources.removeValue(forKey: event.cookie), !source.path.isSameName(as: path) {
                 join(source.path, path)
                 setOrigin(source.origin, of: path)
+                setLastHop(source.path, of: path)
             } else if let temp = event.renamedFromIgnored, IgnoreRules.isAgentTempName(temp) {
                 // The agent's own save of this name: the name's own content, not someone else's.
                 break
@@ -179,7 +190,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             let unchanged = PathSet(group.members.filter { pending[$0]?.hasEvent == false })
             for member in group.members { pending[member] = nil }
             groups[entry.group] = nil
-            due.append(Burst(names: group.members.sorted, origins: group.origins, unchanged: unchanged))
+            due.append(Burst(names: group.members.sorted, origins: group.origins, unchanged: unchanged, lastHops: group.lastHops))
         }
         if pending.isEmpty { sources.removeAll() }
         return due.sorted { $0.names[0] < $1.names[0] }
@@ -211,7 +222,8 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         for (id, group) in groups {
             groups[id] = Group(
                 members: PathSet(group.members.map(moved)),
-                origins: group.origins.map { (moved($0), moved($1)) })
+                origins: group.origins.map { (moved($0), moved($1)) },
+                lastHops: group.lastHops.map { (moved($0), moved($1)) })
         }
         alarms = Heap(alarms.unordered.map { Alarm(deadline: $0.deadline, path: moved($0.path)) })
         sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
@@ -233,6 +245,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             pending[path] = nil
             groups[entry.group]?.members.remove(path)
             groups[entry.group]?.origins[path] = nil
+            groups[entry.group]?.lastHops[path] = nil
             if groups[entry.group]?.members.isEmpty == true { groups[entry.group] = nil }
         }
     }
@@ -268,6 +281,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         groups[id]?.origins[path] = origin == .name(path) ? nil : origin
     }
 
+    private mutating func setLastHop(_ source: String?, of path: String) {
+        guard let id = pending[path]?.group else { return }
+        groups[id]?.lastHops[path] = source
+    }
+
     /// Puts two names into one group: they settle together.
     private mutating func join(_ first: String, _ second: String) {
         guard let a = pending[first]?.group, let b = pending[second]?.group, a != b,
@@ -275,6 +293,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         else { return }
         larger.members.formUnion(smaller.members)
         larger.origins.merge(smaller.origins) { _, new in new }
+        larger.lastHops.merge(smaller.lastHops) { _, new in new }
         for member in smaller.members { pending[member]?.group = a }
         groups[a] = larger
         groups[b] = nil

@@ -12,6 +12,7 @@ extension FileWatcher {
     func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
         var now: PathMap<Fingerprint> = [:]
         for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
+        let knownAtStart = PathSet(burst.names.filter { known.contains($0) || wasRecentlyRemoved($0) })
         var moves: [(from: String, to: String)] = []
         var movedSources = PathSet()
         for name in burst.names {
@@ -23,15 +24,24 @@ extension FileWatcher {
         }
         for move in moves { known.remove(move.from) }
         var changes: [FileChange] = []
+        /// The known name a file left last in this burst, when that is not where its content
+        /// came from and the name has no file now.
+        func arrival(at name: String, from origin: String?) -> String? {
+            guard let hop = burst.lastHops[name], origin.map({ !hop.isSameName(as: $0) }) ?? true,
+                knownAtStart.contains(hop), now[hop] == nil
+            else { return nil }
+            return hop
+        }
         for move in moves {
             known.insert(move.to)
             ownWrites.forget(move.from)
-            changes.append(FileChange(.moved, move.to, from: move.from))
+            changes.append(FileChange(.moved, move.to, from: move.from, arrivedFrom: arrival(at: move.to, from: move.from)))
         }
         let destinations = PathSet(moves.map(\.to))
         for name in burst.names where !destinations.contains(name) {
-            guard let change = classify(name, current: now[name]) else { continue }
+            guard var change = classify(name, current: now[name]) else { continue }
             if change.kind == .modified || change.isTransient, burst.unchanged.contains(name) { continue }
+            if change.kind == .created || change.kind == .modified { change.arrivedFrom = arrival(at: name, from: nil) }
             changes.append(change)
         }
         for change in changes where change.kind != .removed {

@@ -52,11 +52,16 @@ extension Workspace {
     /// into a folder made a moment before only half (removed + created), and a file that reached
     /// the buffer's name inside the burst (renamed over it, then on) was never the name's at its
     /// start; a file created and renamed over another inside one burst was never known at all, and
-    /// its new name shows as modified. The buffer follows its file.
+    /// its new name shows as modified. The buffer follows its file. Where the kernel paired the
+    /// rename from the buffer's name (`arrivedFrom`: a file created, renamed over the buffer's
+    /// name, then on, all in one burst), the same device and inode are enough: it is the file the
+    /// name held, written since or not.
     func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
-        let arrivals = burst.filter { $0.kind != .removed && !$0.isDirectory }.map(\.path)
+        let arrivals = burst.filter { $0.kind != .removed && !$0.isDirectory }
         guard !arrivals.isEmpty else { return [] }
-        let arrived = arrivals.compactMap { path in Fingerprint.of(root + "/" + path).map { (path, $0) } }
+        let arrived = arrivals.compactMap { change in
+            Fingerprint.of(root + "/" + change.path).map { (change.path, $0, change.arrivedFrom) }
+        }
         let moving = PathSet(moves.map(\.from))
         var found: [Rename] = []
         // Only buffers whose name has no file any more can have lost it this way.
@@ -66,7 +71,11 @@ extension Workspace {
             // A file with other names (hard links) lost one name, not its place: the others keep its
             // content, and the buffer writes its own name again.
             guard let identity = await buffers[key]?.fileIdentity, identity.links <= 1,
-                let (path, _) = arrived.first(where: { $0.1 == identity })
+                let (path, _, _) = arrived.first(where: { path, fingerprint, hop in
+                    fingerprint == identity
+                        || (hop.map { $0.isSameName(as: key) } == true && fingerprint.device == identity.device
+                            && fingerprint.inode == identity.inode)
+                })
             else { continue }
             found.append(Rename(from: key, to: path))
         }
