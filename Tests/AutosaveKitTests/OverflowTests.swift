@@ -7,7 +7,13 @@ import Testing
 
 /// Overflow tests flood the process's one inotify queue and pause its one reader, which every
 /// watcher in the process shares: `make test` runs them in a process of their own, one at a time.
-@Suite(.serialized) struct OverflowTests {
+/// Run beside other suites (a filter that matches one by accident), they would fail those.
+@Suite(
+    .serialized,
+    .enabled(
+        if: TestProcess.runsOneTestAtATime,
+        "floods the inotify queue every watcher in this process shares: run with --no-parallel, as make test does"))
+struct OverflowTests {
     @Test func anOverflowIsFollowedByARescanThatFindsWhatChanged() async throws {
         let harness = try await WatcherHarness(files: ["edited.txt": "old", "deleted.txt": "x", "same.txt": "s"])
         let limit = KernelLimits.maxQueuedEvents ?? 16_384
