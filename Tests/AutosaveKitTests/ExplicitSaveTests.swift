@@ -69,6 +69,37 @@ import Testing
         await harness.stop()
     }
 
+    /// A file of two names (hard links), one of them renamed just before `save`: the buffer
+    /// follows the rename the kernel paired from its name (found by the view-equals-disk
+    /// exploration: it wrote its old name again, a ghost); the other name keeps the file.
+    @Test func saveRightAfterARenameOfOneOfTwoNamesSavesWhereThatNameWent() async throws {
+        let harness = try await WorkspaceHarness(files: ["f.txt": Self.base])
+        guard link(harness.project.url("f.txt"), harness.project.url("other.txt")) == 0 else { throw POSIXError(.EIO) }
+        await harness.settleExternalChanges()
+        _ = try await harness.write("f.txt", Self.client)
+        try FileManager.default.moveItem(atPath: harness.project.url("f.txt"), toPath: harness.project.url("g.txt"))
+        try await harness.workspace.save(["f.txt"])
+        #expect(await harness.workspace.status().map(\.path) == ["g.txt"])
+        #expect(try harness.project.read("g.txt") == Self.client)
+        #expect(try harness.project.read("other.txt") == Self.client, "saved in place: one file, two names")
+        #expect(!harness.project.exists("f.txt"), "no ghost at the old name")
+        await harness.stop()
+    }
+
+    /// One name of two unlinked just before `save`: nothing moved, and the buffer writes its
+    /// own name again (the other name is not where its file went).
+    @Test func saveRightAfterOneOfTwoNamesWasRemovedWritesItAgain() async throws {
+        let harness = try await WorkspaceHarness(files: ["f.txt": Self.base])
+        guard link(harness.project.url("f.txt"), harness.project.url("other.txt")) == 0 else { throw POSIXError(.EIO) }
+        await harness.settleExternalChanges()
+        _ = try await harness.write("f.txt", Self.client)
+        try harness.project.remove("f.txt")
+        try await harness.workspace.save(["f.txt"])
+        #expect(await harness.workspace.status().map(\.path) == ["f.txt"])
+        #expect(try harness.project.read("f.txt") == Self.client)
+        await harness.stop()
+    }
+
     /// A file some tool rewrites under every attempt (fault injection: before each compare-and-swap)
     /// is not given up on silently: `close` fails, saying so, and the buffer stays open with every
     /// version merged into it.

@@ -229,6 +229,17 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
     }
 
+    /// Whether `path` is in a rename still settling: its content came by one, or left by one.
+    func isInPendingRename(_ path: String) -> Bool {
+        guard let entry = pending[path], let group = groups[entry.group] else { return false }
+        return group.lastHops[path] != nil || group.lastHops.values.contains { $0.isSameName(as: path) }
+    }
+
+    /// Pending names whose content a rename brought from `source` last (sorted).
+    func renameDestinations(from source: String) -> [String] {
+        groups.values.flatMap { group in group.lastHops.filter { $0.value.isSameName(as: source) }.map(\.key) }.sorted()
+    }
+
     /// Names at or below `directory` whose content a pending name came from by a rename.
     func renameSources(below directory: String) -> [String] {
         groups.values.flatMap { group in

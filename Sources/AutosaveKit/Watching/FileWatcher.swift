@@ -252,6 +252,12 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// The names whose changes are still in their settle window (a rename's new name among them).
     var pendingNames: [String] { settler.pending.keys }
 
+    /// Whether `path` is in a rename whose burst has not settled yet.
+    func isInPendingRename(_ path: String) -> Bool { settler.isInPendingRename(path) }
+
+    /// The names still settling that a rename the kernel paired took `source`'s file to last.
+    func pendingRenames(from source: String) -> [String] { settler.renameDestinations(from: source) }
+
     /// How many files the watcher currently knows.
     public var knownFileCount: Int { known.count }
 

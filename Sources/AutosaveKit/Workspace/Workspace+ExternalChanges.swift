@@ -87,13 +87,15 @@ extension Workspace {
     /// file that is gone) would bring back a file someone just moved away, a ghost beside the real
     /// one. So the news is fetched first: every kernel event read, every settled change taken (the
     /// buffer may follow a rename then, and look again from its new name), and the names whose
-    /// change is still settling looked at; one holding the buffer's file (the same inode, of no
-    /// other name) is where it went, and the buffer follows it now, as the settled rename will.
+    /// change is still settling looked at; one holding the buffer's file (the same inode) is
+    /// where it went, and the buffer follows it now, as the settled rename will. A file of several
+    /// names (hard links) follows only a rename the kernel paired from the buffer's name: one of
+    /// its names unlinked leaves the others, and the buffer writes its own again.
     func followRenameOnItsWay(of buffer: FileBuffer<C>) async {
         // A few hops at most: each is a rename the buffer followed.
         for _ in 0..<4 {
             let key = await buffer.path
-            guard buffers[key] === buffer, let identity = await buffer.fileIdentity, identity.links <= 1 else { return }
+            guard buffers[key] === buffer, let identity = await buffer.fileIdentity else { return }
             func holdsTheFile(_ path: String) -> Bool {
                 guard let there = Fingerprint.of(root + "/" + path) else { return false }
                 return there.device == identity.device && there.inode == identity.inode
@@ -102,9 +104,9 @@ extension Workspace {
             await watcher.sync()
             await waitForHandledChanges()
             guard await buffer.path.isSameName(as: key) else { continue }
-            guard buffers[key] === buffer, !holdsTheFile(key),
-                let name = await watcher.pendingNames.sorted().first(where: { !$0.isSameName(as: key) && holdsTheFile($0) })
-            else { return }
+            guard buffers[key] === buffer, !holdsTheFile(key) else { return }
+            let candidates = identity.links <= 1 ? await watcher.pendingNames.sorted() : await watcher.pendingRenames(from: key)
+            guard let name = candidates.first(where: { !$0.isSameName(as: key) && holdsTheFile($0) }) else { return }
             await follow([Rename(from: key, to: name)])
         }
     }
@@ -202,6 +204,16 @@ extension Workspace {
 
     func reconcile(_ path: String) async {
         guard let buffer = buffers[path] else { return }
+        // The name holds another file than the buffer's: if a rename the watcher has not settled
+        // yet put it there (a swap, say), that rename's burst decides whether the buffer follows
+        // its own file; looking now would take the newcomer for the buffer's file (quietly, when
+        // the two have the same bytes), and the buffer would then stay where its file left.
+        if let identity = await buffer.fileIdentity, let there = Fingerprint.of(root + "/" + path),
+            there.device != identity.device || there.inode != identity.inode
+        {
+            await watcher.sync()
+            if await watcher.isInPendingRename(path) { return }
+        }
         await buffer.reconcileWithDisk()
         if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }
     }
