@@ -69,14 +69,20 @@ import Testing
         await harness.stop()
     }
 
-    /// A file of two names (hard links), one of them renamed just before `save`: the buffer
-    /// follows the rename the kernel paired from its name (found by the view-equals-disk
-    /// exploration: it wrote its old name again, a ghost); the other name keeps the file.
-    @Test func saveRightAfterARenameOfOneOfTwoNamesSavesWhereThatNameWent() async throws {
+    /// f.txt with a second name, other.txt, known to the agent, and the client's edit in f.txt's buffer.
+    static func editedFileOfTwoNames() async throws -> WorkspaceHarness {
         let harness = try await WorkspaceHarness(files: ["f.txt": Self.base])
         guard link(harness.project.url("f.txt"), harness.project.url("other.txt")) == 0 else { throw POSIXError(.EIO) }
         await harness.settleExternalChanges()
         _ = try await harness.write("f.txt", Self.client)
+        return harness
+    }
+
+    /// A file of two names (hard links), one of them renamed just before `save`: the buffer
+    /// follows the rename the kernel paired from its name (found by the view-equals-disk
+    /// exploration: it wrote its old name again, a ghost); the other name keeps the file.
+    @Test func saveRightAfterARenameOfOneOfTwoNamesSavesWhereThatNameWent() async throws {
+        let harness = try await Self.editedFileOfTwoNames()
         try FileManager.default.moveItem(atPath: harness.project.url("f.txt"), toPath: harness.project.url("g.txt"))
         try await harness.workspace.save(["f.txt"])
         #expect(await harness.workspace.status().map(\.path) == ["g.txt"])
@@ -89,10 +95,7 @@ import Testing
     /// One name of two unlinked just before `save`: nothing moved, and the buffer writes its
     /// own name again (the other name is not where its file went).
     @Test func saveRightAfterOneOfTwoNamesWasRemovedWritesItAgain() async throws {
-        let harness = try await WorkspaceHarness(files: ["f.txt": Self.base])
-        guard link(harness.project.url("f.txt"), harness.project.url("other.txt")) == 0 else { throw POSIXError(.EIO) }
-        await harness.settleExternalChanges()
-        _ = try await harness.write("f.txt", Self.client)
+        let harness = try await Self.editedFileOfTwoNames()
         try harness.project.remove("f.txt")
         try await harness.workspace.save(["f.txt"])
         #expect(await harness.workspace.status().map(\.path) == ["f.txt"])
