@@ -1,3 +1,5 @@
+import AutosaveKit
+
 /// How a coding agent's session reaches the autosave agent: the socket of one that answers for
 /// the project, and another when that one stops answering (the agent stopped: the `autosave mcp`
 /// that ran it exited, or someone stopped it).
@@ -57,7 +59,6 @@ public enum AgentUnavailable: Error, CustomStringConvertible {
 
     /// "30 s", or "15 ms" under a second.
     private static func spoken(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return seconds >= 1 ? "\(seconds) s" : "\(attoseconds / 1_000_000_000_000_000) ms"
+        duration >= .seconds(1) ? "\(duration.components.seconds) s" : "\(duration.wholeMilliseconds) ms"
     }
 }

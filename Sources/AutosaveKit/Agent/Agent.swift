@@ -108,7 +108,7 @@ public struct Agent: Service {
         if let error = flushed.failure { throw error }
         if let workspace = current.get(), await workspace.isRootRemoved { throw RootRemoved(root: configuration.root) }
         let elapsed = stopping.started.map { clock.now - $0 } ?? .zero
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        let milliseconds = elapsed.milliseconds
         let outcome = await flushed.result()
         var metadata: Logger.Metadata = [
             "root": "\(configuration.root)", "saved": "\(outcome.saved)", "failed": "\(outcome.failed)",

@@ -34,7 +34,7 @@ struct Readiness: Sendable {
     /// Announces readiness; `socket` is where clients connect (nil when the agent serves none).
     func announce(socket: String?) {
         let elapsed = clock.now - startedAt
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = elapsed.milliseconds
         var metadata: Logger.Metadata = [
             "root": "\(root)", "dirs": "\(directories)", "watches": "\(watches)", "files": "\(files)",
             "ms": "\((milliseconds * 10).rounded() / 10)",

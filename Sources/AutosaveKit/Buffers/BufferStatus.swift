@@ -17,7 +17,7 @@ extension FileBuffer {
         let wait = pendingSave.map { context.clock.now.duration(to: $0) }
         return BufferStatus(
             path: path, revision: revision, isDirty: isDirty, isLoading: isLoading, isSaving: isSaving,
-            pendingSaveInMilliseconds: wait.map { max(0, Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) },
+            pendingSaveInMilliseconds: wait.map { max(0, Int($0.wholeMilliseconds)) },
             bytes: text?.count)
     }
 }

@@ -21,7 +21,7 @@ extension FileBuffer {
                 "save-waiting",
                 metadata: [
                     "path": "\(path)", "reason": "open-writer", "revision": "\(revision)",
-                    "next": "another process has the file open for writing; saving once it closes it, or in place in \(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) ms",
+                    "next": "another process has the file open for writing; saving once it closes it, or in place in \(wait.wholeMilliseconds) ms",
                 ])
         }
         rescheduleTimer()

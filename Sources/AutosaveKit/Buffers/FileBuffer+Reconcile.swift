@@ -51,7 +51,7 @@ extension FileBuffer {
                 "reconcile-failed",
                 metadata: [
                     "path": "\(path)", "error": "\(error)",
-                    "next": "the buffer keeps its content and is not saved over the file; looking again in \(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) ms",
+                    "next": "the buffer keeps its content and is not saved over the file; looking again in \(wait.wholeMilliseconds) ms",
                 ])
             rescheduleTimer()
             return
@@ -130,7 +130,7 @@ extension FileBuffer {
                 "conflict",
                 metadata: [
                     "path": "\(path)", "kind": "removed", "kept": "buffer", "revision": "\(revision)",
-                    "next": "the file was removed under unsaved edits; writing it again from the buffer in \(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) ms, unless it turns out renamed",
+                    "next": "the file was removed under unsaved edits; writing it again from the buffer in \(wait.wholeMilliseconds) ms, unless it turns out renamed",
                 ])
             context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: nil))
             contentChanged()

@@ -76,7 +76,7 @@ extension FileBuffer {
             schedule.saveSucceeded()
             isWaitingForWriter = false
             let elapsed = ContinuousClock.now - started
-            let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let milliseconds = elapsed.milliseconds
             let size = snapshot.text?.count ?? 0
             var metadata: Logger.Metadata = [
                 "path": "\(path)", "revision": "\(snapshot.revision)", "bytes": "\(size)",

@@ -334,7 +334,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Whole milliseconds from now until `instant`, for a log line's "retrying in".
     func millisecondsUntil(_ instant: C.Instant) -> Int {
         let wait = context.clock.now.duration(to: instant)
-        return Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+        return Int(wait.wholeMilliseconds)
     }
 
     func markClosed() {
