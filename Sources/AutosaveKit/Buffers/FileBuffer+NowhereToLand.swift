@@ -15,21 +15,12 @@ extension FileBuffer {
     func keepAside(because cause: WriteError? = nil) async throws(WriteError) -> String? {
         guard isDirty, let content else { return nil }
         if let copiedAside, copiedAside.revision == revision { return copiedAside.copy }
-        let copies = context.copies
         let path = self.path
         let revision = self.revision
-        let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
-            try copies.keep(content, of: path, revision: revision)
-        }
+        let kept = try await writeConflictCopy(of: content, path: path, revision: revision)
         let copy = context.shown(kept.path)
         copiedAside = (revision, copy)
-        context.logger.warning(
-            "conflict",
-            metadata: [
-                "path": "\(path)", "kind": "removed", "kept": "buffer", "copy": "\(copy)", "revision": "\(revision)",
-                "next": "\(Self.whyKeptAside(cause))",
-            ])
-        context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: copy))
+        announceConflict(path: path, kind: "removed", kept: .buffer, copy: copy, revision: revision, next: Self.whyKeptAside(cause))
         return copy
     }
 
@@ -45,12 +36,8 @@ extension FileBuffer {
     /// the journal only, and the buffer keeps retrying.
     func keepAsideOrLog(because cause: WriteError? = nil) async {
         do { _ = try await keepAside(because: cause) } catch {
-            context.logger.error(
-                "conflict-copy-failed",
-                metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                    "next": "the unsaved edits are in the buffer and the journal only; retrying the save with backoff",
-                ])
+            reportConflictCopyFailed(
+                path: path, error: error, next: "the unsaved edits are in the buffer and the journal only; retrying the save with backoff")
         }
     }
 }

@@ -126,13 +126,9 @@ extension FileBuffer {
             // Not at once: a rename whose event has not settled yet looks the same from here, and
             // then the buffer is to follow the file, not bring back its old name.
             let wait = Self.waitBeforeRecreating(settleMs: context.configuration.watch.settleMs)
-            context.logger.warning(
-                "conflict",
-                metadata: [
-                    "path": "\(path)", "kind": "removed", "kept": "buffer", "revision": "\(revision)",
-                    "next": "the file was removed under unsaved edits; writing it again from the buffer in \(wait.wholeMilliseconds) ms, unless it turns out renamed",
-                ])
-            context.emit(.conflict(path: path, kind: "removed", kept: .buffer, copy: nil))
+            announceConflict(
+                path: path, kind: "removed", kept: .buffer, copy: nil, revision: revision,
+                next: "the file was removed under unsaved edits; writing it again from the buffer in \(wait.wholeMilliseconds) ms, unless it turns out renamed")
             contentChanged()
             schedule.retry(at: context.clock.now.advanced(by: wait))
             rescheduleTimer()
@@ -160,22 +156,15 @@ extension FileBuffer {
         let keep = conflictSide ?? context.configuration.conflicts.keep
         let loser = keep == .disk ? (content ?? []) : disk.bytes
         let revisionAtStart = revision
-        let copies = context.copies
         let path = self.path
-        let revision = self.revision
         let kept: ConflictCopies.Kept
         do {
-            kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
-                try copies.keep(loser, of: path, revision: revision)
-            }
+            kept = try await writeConflictCopy(of: loser, path: path, revision: revision)
         } catch {
             let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
-            context.logger.error(
-                "conflict-copy-failed",
-                metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                    "next": "both versions stay (disk on disk, edits in the buffer); retrying in \(milliseconds) ms",
-                ])
+            reportConflictCopyFailed(
+                path: path, error: error,
+                next: "both versions stay (disk on disk, edits in the buffer); retrying in \(milliseconds) ms")
             rescheduleTimer()
             return
         }
@@ -191,17 +180,11 @@ extension FileBuffer {
         } else {
             base = disk
         }
-        let copy = context.shown(kept.path)
-        context.logger.warning(
-            "conflict",
-            metadata: [
-                "path": "\(path)", "kind": "\(cause.rawValue)", "kept": "\(keep.rawValue)", "copy": "\(copy)",
-                "revision": "\(self.revision)",
-                "next": keep == .disk
-                    ? "the buffer took the disk version; its own edits are in the copy"
-                    : "the buffer's edits will be saved over the file; the disk version is in the copy",
-            ])
-        context.emit(.conflict(path: path, kind: cause.rawValue, kept: keep, copy: copy))
+        announceConflict(
+            path: path, kind: cause.rawValue, kept: keep, copy: context.shown(kept.path), revision: revision,
+            next: keep == .disk
+                ? "the buffer took the disk version; its own edits are in the copy"
+                : "the buffer's edits will be saved over the file; the disk version is in the copy")
         if kept.count > context.configuration.conflicts.maxCopiesPerFile {
             context.logger.warning(
                 "conflict-copies",
@@ -226,31 +209,20 @@ extension FileBuffer {
             return true
         }
         isDisplaced = true
-        let copies = context.copies
         let path = self.path
         let revision = self.revision
         do {
-            let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
-                try copies.keep(content, of: path, revision: revision)
-            }
-            let copy = context.shown(kept.path)
-            context.logger.warning(
-                "conflict",
-                metadata: [
-                    "path": "\(path)", "kind": "replaced", "kept": "disk", "copy": "\(copy)", "revision": "\(revision)",
-                    "next": "another file was renamed over it; the buffer's unsaved edits are in the copy",
-                ])
-            context.emit(.conflict(path: path, kind: "replaced", kept: .disk, copy: copy))
+            let kept = try await writeConflictCopy(of: content, path: path, revision: revision)
+            announceConflict(
+                path: path, kind: "replaced", kept: .disk, copy: context.shown(kept.path), revision: revision,
+                next: "another file was renamed over it; the buffer's unsaved edits are in the copy")
             markClosed()
             return true
         } catch {
             let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
-            context.logger.error(
-                "conflict-copy-failed",
-                metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                    "next": "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried in \(milliseconds) ms (an agent crash before it is written loses them)",
-                ])
+            reportConflictCopyFailed(
+                path: path, error: error,
+                next: "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried in \(milliseconds) ms (an agent crash before it is written loses them)")
             rescheduleTimer()
             return false
         }
