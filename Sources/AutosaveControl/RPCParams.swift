@@ -1,13 +1,61 @@
 import AutosaveKit
 import FoundationEssentials
 
-/// Typed access to a request's params, with errors that name the field.
+/// Typed access to a request's params (and to a result, on the client side): the JSON reader the
+/// method table (`Methods/`) reads with, its errors naming the field.
 struct RPCParams {
     let members: [JSONMember]
     /// The raw bytes after the request's line (announced by `contentBytes`).
     var raw: [UInt8]? = nil
 
+    /// The params of a request.
+    init(members: [JSONMember], raw: [UInt8]? = nil) {
+        self.members = members
+        self.raw = raw
+    }
+
+    /// The members of a result (or of an object in one), which must be an object.
+    init(result: JSONValue) throws(RPCError) {
+        guard case .object(let members) = result else { throw .invalidParams("expected an object, got \(result.kindDescription)") }
+        self.init(members: members)
+    }
+
     func value(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
+
+    /// Whether `key` is given at all (`null` included).
+    func has(_ key: String) -> Bool { value(key) != nil }
+
+    /// The value of `key`, which must be given (`kind` says what it should be, for the error).
+    func value(_ key: String, describedAs kind: String) throws(RPCError) -> JSONValue {
+        guard let value = value(key) else { throw .invalidParams("missing `\(key)` (\(kind))") }
+        return value
+    }
+
+    func int(_ key: String) throws(RPCError) -> Int {
+        guard let number = try optionalInt(key) else { throw .invalidParams("missing `\(key)` (a whole number)") }
+        return number
+    }
+
+    func bool(_ key: String) throws(RPCError) -> Bool {
+        guard let flag = try optionalBool(key) else { throw .invalidParams("missing `\(key)` (true or false)") }
+        return flag
+    }
+
+    func optionalString(_ key: String) throws(RPCError) -> String? {
+        guard let value = value(key), value != .null else { return nil }
+        guard case .string(let text) = value else { throw .invalidParams("`\(key)` must be a string, got \(value.kindDescription)") }
+        return text
+    }
+
+    func array(_ key: String) throws(RPCError) -> [JSONValue] {
+        guard case .array(let items) = try value(key, describedAs: "an array") else { throw .invalidParams("`\(key)` must be an array") }
+        return items
+    }
+
+    func strings(_ key: String) throws(RPCError) -> [String] {
+        guard let strings = try optionalStrings(key) else { throw .invalidParams("missing `\(key)` (an array of strings)") }
+        return strings
+    }
 
     func string(_ key: String) throws(RPCError) -> String {
         guard let value = value(key) else { throw .invalidParams("missing `\(key)` (a string)") }

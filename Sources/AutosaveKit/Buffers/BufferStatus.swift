@@ -9,6 +9,18 @@ public struct BufferStatus: Sendable, Equatable {
     public var pendingSaveInMilliseconds: Int?
     /// Bytes in the buffer; nil when the buffer deletes its file.
     public var bytes: Int?
+
+    public init(
+        path: String, revision: Int, isDirty: Bool, isLoading: Bool = false, isSaving: Bool, pendingSaveInMilliseconds: Int?, bytes: Int?
+    ) {
+        self.path = path
+        self.revision = revision
+        self.isDirty = isDirty
+        self.isLoading = isLoading
+        self.isSaving = isSaving
+        self.pendingSaveInMilliseconds = pendingSaveInMilliseconds
+        self.bytes = bytes
+    }
 }
 
 extension FileBuffer {

@@ -14,6 +14,11 @@ public struct FlushOutcome: Sendable, Equatable {
     public struct Copied: Sendable, Equatable {
         public var path: String
         public var copy: String
+
+        public init(path: String, copy: String) {
+            self.path = path
+            self.copy = copy
+        }
     }
 
     public init() {}

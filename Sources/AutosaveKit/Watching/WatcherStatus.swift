@@ -16,4 +16,11 @@ public struct WatcherStatus: Sendable, Equatable {
     public var reportedChanges: Int
     /// Pending names held back because a process still has the file open for writing.
     public var heldForWriters: Int = 0
+
+    public init(files: Int, pendingChanges: Int, reportedChanges: Int, heldForWriters: Int = 0) {
+        self.files = files
+        self.pendingChanges = pendingChanges
+        self.reportedChanges = reportedChanges
+        self.heldForWriters = heldForWriters
+    }
 }

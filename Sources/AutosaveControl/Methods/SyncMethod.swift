@@ -1,0 +1,16 @@
+import AutosaveKit
+
+/// `sync`: answered once every external change made before it is in its buffer.
+public struct SyncMethod: ControlMethod {
+    public static var method: RPCMethod { .sync }
+
+    public init() {}
+
+    public init(params: [JSONMember], content: [UInt8]?) {}
+
+    /// `{synced: true}`.
+    public struct Result: ControlAcknowledgement {
+        public static var key: String { "synced" }
+        public init() {}
+    }
+}
