@@ -19,149 +19,99 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Carries out `request`; an edit comes back with its result before it is durable, and its
     /// answer must wait for `AcceptedEdit.waitUntilDurable()` (so a connection can pipeline).
+    ///
+    /// Each method's params are read by its type (`WriteMethod`, …) before anything is done, and
+    /// its result is written by the same type a client reads it with.
     func performPipelined(_ request: RPCRequest) async throws(RPCError) -> MethodOutcome {
-        let params = RPCParams(members: request.params, raw: request.content)
-        switch RPCMethod(rawValue: request.method) {
-        case .write?:
-            do {
-                let path = try await workspace.resolve(try params.string("path"))
-                let client = try params.clientName()
-                let edit = try await workspace.accept(
-                    path, try params.content(), changeID: try params.optionalUUID("changeId"),
-                    ifRevision: try params.optionalInt("ifRevision"), createParents: try params.optionalBool("createParents") ?? false)
-                workspace.announceEdit(of: path, revision: edit.revision, by: client)
-                return MethodOutcome(
-                    result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
-            } catch {
-                throw RPCError(answering: error)
-            }
-        case .edit?:
-            do {
-                let path = try await workspace.resolve(try params.string("path"))
-                let encoding = try params.positionEncoding()
-                let client = try params.clientName()
-                let edit = try await workspace.acceptEdits(
-                    path, try params.textEdits(), encoding: encoding,
-                    changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
-                workspace.announceEdit(of: path, revision: edit.revision, by: client)
-                return MethodOutcome(
-                    result: .object([member("path", .string(path)), member("revision", .number(String(edit.revision)))]), edit: edit)
-            } catch {
-                throw RPCError(answering: error)
-            }
-        case .read?:
-            return try await read(params)
-        default:
-            return MethodOutcome(result: try await perform(request))
-        }
-    }
-
-    /// `read`: the buffer's content as text, base64, or (`raw: true`) raw bytes after the answer.
-    private func read(_ params: RPCParams) async throws(RPCError) -> MethodOutcome {
-        do {
-            let path = try await workspace.resolve(try params.string("path"))
-            let isRaw = try params.optionalBool("raw") ?? false
-            let (text, revision) = try await workspace.readText(path)
-            var members = [member("path", .string(path)), member("revision", .number(String(revision)))]
-            guard let text else {
-                members.append(member("exists", .bool(false)))
-                return MethodOutcome(result: .object(members))
-            }
-            if isRaw {
-                // Copied once, from the buffer's chunks straight into the socket's buffer.
-                members.append(member("contentBytes", .number(String(text.count))))
-                return MethodOutcome(result: .object(members), content: text)
-            }
-            let content = text.bytes
-            if let text = String(validating: content, as: UTF8.self) {
-                members.append(member("content", .string(text)))
-            } else {
-                members.append(member("contentBase64", .string(Data(content).base64EncodedString())))
-            }
-            return MethodOutcome(result: .object(members))
-        } catch {
-            throw RPCError(answering: error)
-        }
-    }
-
-    /// Carries out every method but `read` and `write` (those are `performPipelined`'s own).
-    private func perform(_ request: RPCRequest) async throws(RPCError) -> JSONValue {
         guard let method = RPCMethod(rawValue: request.method) else { throw .methodNotFound(request.method) }
-        let params = RPCParams(members: request.params, raw: request.content)
+        let (params, content) = (request.params, request.content)
         do {
             switch method {
+            case .write: return try await write(try WriteMethod(params: params, content: content))
+            case .edit: return try await edit(try EditMethod(params: params, content: content))
+            case .read: return try await read(try ReadMethod(params: params, content: content))
             case .open:
-                return Self.json(try await workspace.open(try params.string("path"), keep: try params.optionalConflictSide()))
-            case .patch:
-                let check = try params.optionalBool("check") ?? false
-                let client = try params.clientName()
-                let files = try await workspace.applyPatch(try params.patchText(), check: check, ifRevision: try params.optionalInt("ifRevision"))
-                if !check { for file in files { workspace.announceEdit(of: file.path, revision: file.revision, by: client) } }
-                return .object([
-                    member("files", .array(files.map { .object([member("path", .string($0.path)), member("revision", .number(String($0.revision)))]) })),
-                    member("applied", .bool(!check)),
-                ])
-            case .read, .write, .edit:
-                // Never reached: `performPipelined` carries these out itself.
-                throw RPCError.methodNotFound(request.method)
+                let open = try OpenMethod(params: params, content: content)
+                return MethodOutcome(result: try await workspace.open(open.path, keep: open.keep).json)
+            case .patch: return MethodOutcome(result: try await patch(try PatchMethod(params: params, content: content)).json)
             case .save:
-                if try params.optionalBool("all") == true || params.value("paths") == nil {
-                    try await workspace.saveAll()
-                } else {
-                    try await workspace.save(try params.optionalStrings("paths") ?? [])
+                switch try SaveMethod(params: params, content: content).target {
+                case .all: try await workspace.saveAll()
+                case .paths(let paths): try await workspace.save(paths)
                 }
-                return .object([member("saved", .bool(true))])
+                return MethodOutcome(result: SaveMethod.Result().json)
             case .close:
-                try await workspace.close(try params.string("path"))
-                return .object([member("closed", .bool(true))])
-            case .remove:
-                let path = try await workspace.resolve(try params.string("path"))
-                let client = try params.clientName()
-                let revision = try await workspace.remove(
-                    path, changeID: try params.optionalUUID("changeId"), ifRevision: try params.optionalInt("ifRevision"))
-                workspace.announceEdit(of: path, revision: revision, by: client)
-                return .object([member("path", .string(path)), member("revision", .number(String(revision)))])
+                try await workspace.close(try CloseMethod(params: params, content: content).path)
+                return MethodOutcome(result: CloseMethod.Result().json)
+            case .remove: return MethodOutcome(result: try await remove(try RemoveMethod(params: params, content: content)).json)
             case .status:
-                let buffers = await workspace.status().map(Self.json)
+                let buffers = await workspace.status()
                 let watcher = await workspace.watcherStatus()
-                return .object([
-                    member("root", .string(workspace.root)), member("buffers", .array(buffers)),
-                    member("conflicts", .number(String(workspace.conflictCopyCount()))),
-                    member("watcher", .object([
-                        member("files", .number(String(watcher.files))),
-                        member("pendingChanges", .number(String(watcher.pendingChanges))),
-                        member("reportedChanges", .number(String(watcher.reportedChanges))),
-                        member("heldForWriters", .number(String(watcher.heldForWriters))),
-                    ])),
-                ])
+                return MethodOutcome(
+                    result: StatusMethod.Result(
+                        root: workspace.root, buffers: buffers, conflicts: workspace.conflictCopyCount(), watcher: watcher
+                    ).json)
             case .sync:
                 await workspace.sync()
-                return .object([member("synced", .bool(true))])
+                return MethodOutcome(result: SyncMethod.Result().json)
             case .shutdown:
                 // Flushed before the answer, so the client hears where every edit went; the
                 // agent's own final flush then finds nothing left (or only edits made since).
-                let outcome = await workspace.flush()
-                return .object([
-                    member("stopping", .bool(true)), member("saved", .number(String(outcome.saved))),
-                    member("copied", .array(outcome.copied.map { .object([member("path", .string($0.path)), member("copy", .string($0.copy))]) })),
-                    member("lost", .array(outcome.lost.map { .string($0) })),
-                ])
+                return MethodOutcome(result: ShutdownMethod.Result(await workspace.flush()).json)
             case .subscribe:
-                return .object([member("subscribed", .bool(true))])
+                // The server starts the subscription itself; the answer only says it is in place.
+                return MethodOutcome(result: SubscribeMethod.Result().json)
             }
         } catch {
             throw RPCError(answering: error)
         }
     }
 
-    static func json(_ status: BufferStatus) -> JSONValue {
-        var members = [
-            member("path", .string(status.path)), member("revision", .number(String(status.revision))),
-            member("dirty", .bool(status.isDirty)), member("saving", .bool(status.isSaving)),
-        ]
-        members.append(member("bytes", status.bytes.map { .number(String($0)) } ?? .null))
-        members.append(member("pendingSaveMs", status.pendingSaveInMilliseconds.map { .number(String($0)) } ?? .null))
-        return .object(members)
+    private func write(_ request: WriteMethod) async throws -> MethodOutcome {
+        let path = try await workspace.resolve(request.path)
+        let edit = try await workspace.accept(
+            path, request.bytes, changeID: request.change.changeID, ifRevision: request.change.ifRevision,
+            createParents: request.createParents)
+        workspace.announceEdit(of: path, revision: edit.revision, by: request.change.clientName)
+        return MethodOutcome(result: EditedFile(path: path, revision: edit.revision).json, edit: edit)
+    }
+
+    private func edit(_ request: EditMethod) async throws -> MethodOutcome {
+        let path = try await workspace.resolve(request.path)
+        let edit = try await workspace.acceptEdits(
+            path, request.edits, encoding: request.positionEncoding ?? .utf16, changeID: request.change.changeID,
+            ifRevision: request.change.ifRevision)
+        workspace.announceEdit(of: path, revision: edit.revision, by: request.change.clientName)
+        return MethodOutcome(result: EditedFile(path: path, revision: edit.revision).json, edit: edit)
+    }
+
+    /// `read`: the buffer's content as text, base64, or (`raw: true`) raw bytes after the answer.
+    private func read(_ request: ReadMethod) async throws -> MethodOutcome {
+        let path = try await workspace.resolve(request.path)
+        let (text, revision) = try await workspace.readText(path)
+        guard let text else { return MethodOutcome(result: ReadMethod.Result(path: path, revision: revision, content: .missing).json) }
+        if request.isRaw {
+            // Copied once, from the buffer's chunks straight into the socket's buffer.
+            return MethodOutcome(result: ReadMethod.Result(path: path, revision: revision, content: .raw(count: text.count)).json, content: text)
+        }
+        let content = text.bytes
+        let body: ReadMethod.Result.Content = String(validating: content, as: UTF8.self).map { .text($0) } ?? .bytes(content)
+        return MethodOutcome(result: ReadMethod.Result(path: path, revision: revision, content: body).json)
+    }
+
+    private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {
+        let files = try await workspace.applyPatch(request.bytes, check: request.isCheck, ifRevision: request.change.ifRevision)
+        if !request.isCheck {
+            for file in files { workspace.announceEdit(of: file.path, revision: file.revision, by: request.change.clientName) }
+        }
+        return PatchMethod.Result(files: files.map { EditedFile(path: $0.path, revision: $0.revision) }, isApplied: !request.isCheck)
+    }
+
+    private func remove(_ request: RemoveMethod) async throws -> EditedFile {
+        let path = try await workspace.resolve(request.path)
+        let revision = try await workspace.remove(path, changeID: request.change.changeID, ifRevision: request.change.ifRevision)
+        workspace.announceEdit(of: path, revision: revision, by: request.change.clientName)
+        return EditedFile(path: path, revision: revision)
     }
 
     static func data(_ error: WorkspaceError) -> JSONValue {

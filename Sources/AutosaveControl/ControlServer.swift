@@ -185,9 +185,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                             guard let missed = events.end() else { return }
                             await writer.send([
                                 OutgoingMessage(
-                                    line: RPCCodec.notification(
-                                        method: "dropped",
-                                        params: .object([member("reason", .string("behind")), member("missed", .number(String(missed)))])))
+                                    line: RPCCodec.notification(method: DroppedNotice.method, params: DroppedNotice(missed: missed).json))
                             ])
                             await writer.close()
                         }
