@@ -61,31 +61,47 @@ public final class ControlClient: Sendable {
 
     /// Sends one request and returns its result, or throws the agent's error.
     ///
-    /// With `onEvent` (a subscription), the connection is read until the agent closes it: the
-    /// answer is handed over with a nil method, then each notification with its method (`event`,
-    /// or `dropped` when the subscriber fell too far behind and is let go).
-    public func call(
-        _ method: RPCMethod, _ params: [JSONMember] = [], onEvent: (@Sendable (_ method: String?, _ value: JSONValue) -> Void)? = nil
-    ) async throws -> JSONValue {
-        try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(method, params, content: nil, inbound: inbound, outbound: outbound, keepReading: onEvent).result
-        }
+    /// - Throws: `ControlClientError.refused` with the agent's error message;
+    ///   `ControlClientError.unreadableAnswer` when the result is not what `Method.Result` reads;
+    ///   `ControlClientError.disconnected` when no answer came.
+    public func call<Method: ControlMethod>(_ request: Method) async throws -> Method.Result {
+        try await call(request, content: nil).result
     }
 
     /// Sends one request with raw bytes after its line (announced as `contentBytes`), and returns
     /// its result with the raw bytes that followed the answer (when its result announced some).
     ///
     /// Content goes as it is: no JSON escaping, no base64, one copy on each side.
-    public func call(_ method: RPCMethod, _ params: [JSONMember] = [], content: RequestContent?) async throws -> ControlAnswer {
-        try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(method, params, content: content, inbound: inbound, outbound: outbound, keepReading: nil)
+    public func call<Method: ControlMethod>(_ request: Method, content: RequestContent?) async throws -> ControlAnswer<Method.Result> {
+        let answer = try await channel.executeThenClose { inbound, outbound in
+            try await self.exchange(Method.method, request.params, content: content, inbound: inbound, outbound: outbound, keepReading: nil)
+        }
+        return ControlAnswer(result: try Self.read(Method.self, answer.result), content: answer.content)
+    }
+
+    /// Subscribes to the agent's events, and reads the connection until the agent closes it:
+    /// `onEvent` gets the answer (`{"subscribed":true}`) with a nil method, then each
+    /// notification with its method (`event`, or `dropped` when the subscriber fell too far
+    /// behind and is let go).
+    public func subscribe(onEvent: @escaping @Sendable (_ method: String?, _ value: JSONValue) -> Void) async throws {
+        _ = try await channel.executeThenClose { inbound, outbound in
+            try await self.exchange(.subscribe, SubscribeMethod().params, content: nil, inbound: inbound, outbound: outbound, keepReading: onEvent)
+        }
+    }
+
+    /// The answer's result as `Method` reads it.
+    private static func read<Method: ControlMethod>(_ method: Method.Type, _ result: JSONValue) throws(ControlClientError) -> Method.Result {
+        do {
+            return try Method.Result(json: result)
+        } catch {
+            throw .unreadableAnswer(method: Method.method.rawValue, reason: error.message)
         }
     }
 
     private func exchange(
         _ method: RPCMethod, _ params: [JSONMember], content: RequestContent?, inbound: NIOAsyncChannelInboundStream<ControlFrame>,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (String?, JSONValue) -> Void)?
-    ) async throws -> ControlAnswer {
+    ) async throws -> ControlAnswer<JSONValue> {
         var params = params
         if let content { params.append(member("contentBytes", .number(String(content.count)))) }
         let request = JSONValue.object([
@@ -106,7 +122,7 @@ public final class ControlClient: Sendable {
             } catch {}
             throw refusal ?? error
         }
-        var answer: ControlAnswer?
+        var answer: ControlAnswer<JSONValue>?
         for try await frame in inbound {
             guard case .object(let members) = try Self.parse(frame) else { continue }
             if let refusal = Self.refusal(in: members) { throw refusal }
@@ -139,8 +155,8 @@ public final class ControlClient: Sendable {
 }
 
 /// An answer's result, and the raw bytes that followed it (its `result.contentBytes`).
-public struct ControlAnswer: Sendable {
-    public var result: JSONValue
+public struct ControlAnswer<Result: Sendable>: Sendable {
+    public var result: Result
     public var content: [UInt8]?
 }
 
@@ -150,6 +166,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
     case refused(String)
     /// The agent closed the connection before answering.
     case disconnected
+    /// The agent's answer to `method` is not its result: `reason` names the member.
+    case unreadableAnswer(method: String, reason: String)
     /// The process listening at `socketPath` runs as another user (`uid`, process `pid`): nothing
     /// was sent to it and the connection is closed.
     case anotherUsersSocket(socketPath: String, uid: uid_t, pid: Int32)
@@ -168,6 +186,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
         return switch self {
         case .refused(let message): message
         case .disconnected: "the agent closed the connection before answering"
+        case .unreadableAnswer(let method, let reason):
+            "the agent's answer to `\(method)` cannot be read (\(reason)); is it an agent of another version? Restart it with `autosave run`"
         case .anotherUsersSocket(let socketPath, let uid, let pid):
             "refused the socket \(socketPath)\(how): the process listening there (pid \(pid)) runs as \(UserNames.describe(uid)), "
                 + "not as you (\(UserNames.describe(geteuid()))), so nothing was sent to it"

@@ -37,42 +37,40 @@ extension CodingAgentSession {
 
     /// The file as the agent's buffer holds it now (opening it), with the path as the agent names it.
     func current(_ path: String) async throws -> CurrentFile {
-        let status = try await request(.open, [field("path", .string(path))])
-        let answer = try await send(.read, [field("path", .string(path)), field("raw", .bool(true))], content: nil)
-        let exists = answer.result["exists"] != .bool(false)
+        let status = try await request(OpenMethod(path: path))
+        let answer = try await send(ReadMethod(path: path, isRaw: true), content: nil)
+        let exists = answer.result.content != .missing
         return CurrentFile(
-            path: answer.result["path"]?.stringValue ?? path, revision: Self.revision(of: answer.result),
-            text: exists ? (answer.content ?? []) : nil, isDirty: status["dirty"] == .bool(true))
+            path: answer.result.path, revision: answer.result.revision, text: exists ? (answer.content ?? []) : nil, isDirty: status.isDirty)
     }
 
     /// Replaces `path`'s content, made on `base`, unless the buffer left `ifRevision`; returns the
     /// new revision. The change is in flight (`inFlight`) until the answer comes.
     func write(_ path: String, _ content: [UInt8], base: View, ifRevision: Int, changeID: UUID) async throws -> Int {
         // Text as text; anything else (a merge kept bytes that are not UTF-8) as base64, unchanged.
-        let body = String(validating: content, as: UTF8.self).map { field("content", .string($0)) }
-            ?? field("contentBase64", .string(Data(content).base64EncodedString()))
+        let body: WriteMethod.Content = String(validating: content, as: UTF8.self).map { .text($0) } ?? .base64(content)
         inFlight = .text(path: path, base: base, result: content)
-        let answer = try await request(.write, [
-            field("path", .string(path)), body, field("changeId", .string(changeID.uuidString)),
-            field("ifRevision", .number(String(ifRevision))), field("createParents", .bool(true)), field("client", .string(clientName)),
-        ])
-        let revision = Self.revision(of: answer)
+        let answer = try await request(
+            WriteMethod(
+                path: path, content: body, change: ChangeParams(changeID: changeID, ifRevision: ifRevision, client: clientName),
+                createParents: true))
+        let revision = answer.revision
         views[path] = View(revision: revision, text: content)
         return revision
     }
 
-    func request(_ method: RPCMethod, _ params: [JSONMember]) async throws -> JSONValue {
-        try await send(method, params, content: nil).result
+    func request<Method: ControlMethod>(_ request: Method) async throws -> Method.Result {
+        try await send(request, content: nil).result
     }
 
     /// Sends one request and returns its answer.
     ///
     /// - Throws: `ToolFailure` with the agent's refusal, or naming a socket of another user;
     ///   `AgentSilence` when no answer came.
-    func send(_ method: RPCMethod, _ params: [JSONMember], content: RequestContent?) async throws -> ControlAnswer {
+    func send<Method: ControlMethod>(_ request: Method, content: RequestContent?) async throws -> ControlAnswer<Method.Result> {
         let client = try await connect()
         do {
-            return try await client.call(method, params, content: content)
+            return try await client.call(request, content: content)
         } catch ControlClientError.refused(let message) {
             throw ToolFailure(message)
         } catch {

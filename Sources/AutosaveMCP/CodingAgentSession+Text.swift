@@ -1,16 +1,11 @@
 import AutosaveKit
 
-/// Reading texts as the agent and a model name their places: revisions in answers, LSP positions,
+/// Reading texts as the agent and a model name their places: LSP positions,
 /// line numbers and the lines two versions differ on.
 extension CodingAgentSession {
-    static func revision(of answer: JSONValue) -> Int {
-        if case .number(let text)? = answer["revision"] { return Int(text) ?? 0 }
-        return 0
-    }
-
     /// The LSP position (line, UTF-8 character) of byte `offset`, with line breaks counted as the
     /// agent counts them: "\n", "\r\n" and a lone "\r".
-    static func position(of offset: Int, in text: [UInt8]) -> JSONValue {
+    static func position(of offset: Int, in text: [UInt8]) -> TextPosition {
         var line = 0
         var lineStart = 0
         var index = 0
@@ -22,7 +17,7 @@ extension CodingAgentSession {
             }
             index += 1
         }
-        return .object([field("line", .number(String(line))), field("character", .number(String(offset - lineStart)))])
+        return TextPosition(line: line, character: offset - lineStart)
     }
 
     /// "line 4" or "lines 4–6, 18": where the replaced ranges are.

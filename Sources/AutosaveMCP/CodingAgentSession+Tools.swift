@@ -70,20 +70,17 @@ extension CodingAgentSession {
         }
         let lines = Self.lines(of: replacement.ranges, in: base.text)
         if base.revision == file.revision, base.text == text {
-            let edits: [JSONValue] = replacement.ranges.map { range in
-                .object([
-                    field("start", Self.position(of: range.lowerBound, in: text)),
-                    field("end", Self.position(of: range.upperBound, in: text)),
-                    field("text", .string(String(decoding: new, as: UTF8.self))),
-                ])
+            let edits = replacement.ranges.map { range in
+                TextEdit(
+                    range: TextRange(start: Self.position(of: range.lowerBound, in: text), end: Self.position(of: range.upperBound, in: text)),
+                    text: new)
             }
             inFlight = .text(path: file.path, base: base, result: replacement.result)
-            let answer = try await request(.edit, [
-                field("path", .string(file.path)), field("positionEncoding", .string("utf-8")), field("edits", .array(edits)),
-                field("changeId", .string(attempt.changeID.uuidString)), field("ifRevision", .number(String(file.revision))),
-                field("client", .string(clientName)),
-            ])
-            let revision = Self.revision(of: answer)
+            let answer = try await request(
+                EditMethod(
+                    path: file.path, edits: edits, positionEncoding: .utf8,
+                    change: ChangeParams(changeID: attempt.changeID, ifRevision: file.revision, client: clientName)))
+            let revision = answer.revision
             views[file.path] = View(revision: revision, text: replacement.result)
             return "Edited \(file.path) at \(lines): revision \(revision)."
         }
@@ -97,12 +94,11 @@ extension CodingAgentSession {
         let patch = try input.string("patch")
         if case .patch? = attempt.inDoubt, let settled = try await settle(patch) { return settled }
         inFlight = .patch(patch)
-        let answer = try await request(.patch, [field("patch", .string(patch)), field("client", .string(clientName))])
+        let answer = try await request(PatchMethod(diff: .text(patch), change: ChangeParams(client: clientName)))
         var out: [String] = []
-        for file in answer["files"]?.arrayValue ?? [] {
-            guard let path = file["path"]?.stringValue else { continue }
-            out.append("\(path) → revision \(Self.revision(of: file))")
-            await learn(path, revision: Self.revision(of: file))
+        for file in answer.files {
+            out.append("\(file.path) → revision \(file.revision)")
+            await learn(file.path, revision: file.revision)
         }
         return "Applied the patch: " + out.joined(separator: ", ") + "."
     }
@@ -171,18 +167,18 @@ extension CodingAgentSession {
 
     func save(_ input: ToolInput) async throws -> String {
         let paths = try input.strings("paths")
-        _ = try await request(.save, paths.map { [field("paths", .array($0.map { .string($0) }))] } ?? [field("all", .bool(true))])
+        _ = try await request(SaveMethod(paths.map { .paths($0) } ?? .all))
         return paths.map { "Saved \($0.joined(separator: ", ")): on disk, durably." } ?? "Saved every file with unsaved edits: on disk, durably."
     }
 
     func status() async throws -> String {
-        let answer = try await request(.status, [])
-        let buffers = answer["buffers"]?.arrayValue ?? []
-        var out = ["Project \(answer["root"]?.stringValue ?? "?"): \(buffers.count) file(s) open in the agent."]
+        let answer = try await request(StatusMethod())
+        let buffers = answer.buffers
+        var out = ["Project \(answer.root): \(buffers.count) file(s) open in the agent."]
         var size = out[0].utf8.count
         for (index, buffer) in buffers.enumerated() {
-            let dirty = buffer["dirty"] == .bool(true) ? "unsaved edits" : "saved"
-            let line = "\(buffer["path"]?.stringValue ?? "?") · revision \(Self.revision(of: buffer)) · \(dirty)"
+            let dirty = buffer.isDirty ? "unsaved edits" : "saved"
+            let line = "\(buffer.path) · revision \(buffer.revision) · \(dirty)"
             size += line.utf8.count + 1
             if size > ResultBound.bytes - 1024 {
                 out.append("… and \(buffers.count - index) more (a result holds at most \(ResultBound.name))")

@@ -74,7 +74,7 @@ actor CodingAgentSession {
         follower?.cancel()
         follower = Task {
             do {
-                _ = try await client.call(.subscribe, []) { method, value in
+                try await client.subscribe { method, value in
                     if method == "event" { changes.take(value) }
                 }
                 changes.ended(generation, "the agent closed the subscription")

@@ -22,14 +22,11 @@ struct WriteCommand: AsyncParsableCommand {
             printError("cannot read \(from ?? "stdin"): \(error)")
             throw ExitStatus.failure
         }
-        var params = [
-            field("path", .string(ClientOptions.absolute(path))), field("changeId", .string(UUID().uuidString)),
-            field("client", .string("cli")),
-        ]
-        if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
-        if parents { params.append(field("createParents", .bool(true))) }
+        let request = WriteMethod(
+            path: ClientOptions.absolute(path), content: .raw(bytes: nil),
+            change: ChangeParams(changeID: UUID(), ifRevision: ifRevision, client: "cli"), createParents: parents)
         // Raw bytes after the request line: no escaping, no base64, whatever the content.
-        print(try await client.call(.write, params, content: content).result.jsonText)
+        print(try await client.call(request, content: content).result.json.jsonText)
     }
 }
 
@@ -41,11 +38,10 @@ struct CatCommand: AsyncParsableCommand {
     @Argument var path: String
 
     func run() async throws {
-        let answer = try await client.call(
-            .read, [field("path", .string(ClientOptions.absolute(path))), field("raw", .bool(true))], content: nil)
+        let answer = try await client.call(ReadMethod(path: ClientOptions.absolute(path), isRaw: true), content: nil)
         guard let content = answer.content else {
             // As cat(1) does: a file that is not there (nor an edit that makes it) is an error.
-            printError("\(answer.result["path"]?.stringValue ?? path) does not exist (no file, and no buffer that makes it)")
+            printError("\(answer.result.path) does not exist (no file, and no buffer that makes it)")
             throw ExitStatus.failure
         }
         StandardOutput.write(content)
@@ -60,10 +56,7 @@ struct SaveCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Save every dirty buffer.") var all = false
 
     func run() async throws {
-        let params = all || paths.isEmpty
-            ? [field("all", .bool(true))]
-            : [field("paths", .array(paths.map { .string(ClientOptions.absolute($0)) }))]
-        _ = try await client.call(.save, params)
+        _ = try await client.call(SaveMethod(all || paths.isEmpty ? .all : .paths(paths.map(ClientOptions.absolute))))
     }
 }
 
@@ -74,20 +67,14 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.") var json = false
 
     func run() async throws {
-        let result = try await client.call(.status)
+        let result = try await client.call(StatusMethod())
         if json {
-            print(result.jsonText)
+            print(result.json.jsonText)
             return
         }
-        guard case .object(let members) = result else { return }
-        for member in members {
-            if member.key == "root", case .string(let root) = member.value { print("root \(root)") }
-            if member.key == "buffers", case .array(let buffers) = member.value {
-                for case .object(let fields) in buffers {
-                    let text = fields.map { "\($0.key)=\($0.value.jsonText)" }.joined(separator: " ")
-                    print(text)
-                }
-            }
+        print("root \(result.root)")
+        for case .object(let fields) in result.buffers.map(\.json) {
+            print(fields.map { "\($0.key)=\($0.value.jsonText)" }.joined(separator: " "))
         }
     }
 }
@@ -96,7 +83,7 @@ struct StatusCommand: AsyncParsableCommand {
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync", abstract: "Wait until every earlier external change reached its buffer.")
     @OptionGroup var client: ClientOptions
-    func run() async throws { _ = try await client.call(.sync) }
+    func run() async throws { _ = try await client.call(SyncMethod()) }
 }
 
 /// `autosave stop`: the agent saves everything and exits; exit status 1 when an edit could be
@@ -108,13 +95,11 @@ struct StopCommand: AsyncParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func run() async throws {
-        let answer = try await client.call(.shutdown)
-        for copied in answer["copied"]?.arrayValue ?? [] {
-            if let path = copied["path"]?.stringValue, let copy = copied["copy"]?.stringValue {
-                printError("\(path) could not be saved at its path; its unsaved edit is in \(copy)")
-            }
+        let outcome = try await client.call(ShutdownMethod()).outcome
+        for copied in outcome.copied {
+            printError("\(copied.path) could not be saved at its path; its unsaved edit is in \(copied.copy)")
         }
-        let lost = (answer["lost"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let lost = outcome.lost
         for path in lost {
             printError("\(path): the unsaved edit is on disk nowhere (not saved, no conflict copy); it is in the agent's journal only, see its log")
         }
@@ -127,14 +112,14 @@ struct OpenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "open", abstract: "Open PATH in a buffer; prints its status.")
     @OptionGroup var client: ClientOptions
     @Argument var path: String
-    func run() async throws { print(try await client.call(.open, [field("path", .string(ClientOptions.absolute(path)))]).jsonText) }
+    func run() async throws { print(try await client.call(OpenMethod(path: ClientOptions.absolute(path))).json.jsonText) }
 }
 
 struct CloseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "close", abstract: "Save PATH if dirty and close its buffer.")
     @OptionGroup var client: ClientOptions
     @Argument var path: String
-    func run() async throws { _ = try await client.call(.close, [field("path", .string(ClientOptions.absolute(path)))]) }
+    func run() async throws { _ = try await client.call(CloseMethod(path: ClientOptions.absolute(path))) }
 }
 
 struct RemoveCommand: AsyncParsableCommand {
@@ -142,7 +127,7 @@ struct RemoveCommand: AsyncParsableCommand {
     @OptionGroup var client: ClientOptions
     @Argument var path: String
     func run() async throws {
-        print(try await client.call(.remove, [field("path", .string(ClientOptions.absolute(path))), field("client", .string("cli"))]).jsonText)
+        print(try await client.call(RemoveMethod(path: ClientOptions.absolute(path), change: ChangeParams(client: "cli"))).json.jsonText)
     }
 }
 
@@ -155,12 +140,12 @@ struct EventsCommand: AsyncParsableCommand {
     func run() async throws {
         let connection = try await client.connect()
         let dropped = Mutex<JSONValue?>(nil)
-        _ = try await connection.call(.subscribe) { method, value in
-            guard method != "dropped" else { return dropped.withLock { $0 = value } }
+        try await connection.subscribe { method, value in
+            guard method != DroppedNotice.method else { return dropped.withLock { $0 = value } }
             StandardOutput.write(Array((value.jsonText + "\n").utf8))
         }
         if let notice = dropped.withLock({ $0 }) {
-            let missed = notice["missed"]?.jsonText ?? "?"
+            let missed = (try? DroppedNotice(json: notice)).map { String($0.missed) } ?? "?"
             printError("the agent let this subscription go: it fell behind and missed \(missed) events; run `autosave events` again to go on")
             throw ExitStatus.failure
         }

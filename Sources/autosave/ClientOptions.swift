@@ -66,22 +66,16 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Sends one request; prints the agent's refusal and exits 1 on failure.
-    func call(_ method: RPCMethod, _ params: [JSONMember] = []) async throws -> JSONValue {
-        let client = try await connect()
-        do {
-            return try await client.call(method, params)
-        } catch {
-            printError("\(error)")
-            throw ExitStatus.failure
-        }
+    func call<Method: ControlMethod>(_ request: Method) async throws -> Method.Result {
+        try await call(request, content: nil).result
     }
 
     /// Sends one request with raw bytes after it; returns the answer and the raw bytes after
     /// it. Prints the agent's refusal and exits 1 on failure.
-    func call(_ method: RPCMethod, _ params: [JSONMember] = [], content: RequestContent?) async throws -> ControlAnswer {
+    func call<Method: ControlMethod>(_ request: Method, content: RequestContent?) async throws -> ControlAnswer<Method.Result> {
         let client = try await connect()
         do {
-            return try await client.call(method, params, content: content)
+            return try await client.call(request, content: content)
         } catch {
             printError("\(error)")
             throw ExitStatus.failure

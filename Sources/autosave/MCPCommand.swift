@@ -78,7 +78,7 @@ struct MCPCommand: AsyncParsableCommand {
             // Another user's socket is refused here before anything is sent; an agent is then run
             // in this process, which fails naming the user when the state directory is theirs.
             // Asked, not only connected to: a connection must be used to be closed cleanly.
-            if let client = try? await ControlClient(socketPath: socket), (try? await client.call(.status)) != nil { return socket }
+            if let client = try? await ControlClient(socketPath: socket), (try? await client.call(StatusMethod())) != nil { return socket }
         }
         return nil
     }

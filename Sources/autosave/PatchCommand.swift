@@ -25,12 +25,11 @@ struct PatchCommand: AsyncParsableCommand {
             printError("cannot read \(file ?? "stdin"): \(error)")
             throw ExitStatus.failure
         }
-        var params = [field("check", .bool(check)), field("client", .string("cli"))]
-        if let ifRevision { params.append(field("ifRevision", .number(String(ifRevision)))) }
-        let answer = try await client.call(.patch, params, content: content).result
-        for patched in answer["files"]?.arrayValue ?? [] {
-            var line = patched
-            if check, case .object(let fields) = patched { line = .object(fields + [field("applies", .bool(true))]) }
+        let request = PatchMethod(diff: .raw(bytes: nil), isCheck: check, change: ChangeParams(ifRevision: ifRevision, client: "cli"))
+        let answer = try await client.call(request, content: content).result
+        for patched in answer.files {
+            var line = patched.json
+            if check, case .object(let fields) = line { line = .object(fields + [field("applies", .bool(true))]) }
             print(line.jsonText)
         }
     }

@@ -46,7 +46,10 @@ import Testing
 
     @Test func positionsCountLineBreaksAsTheAgentDoes() {
         let text = bytes("a\r\nbé\rc\nd")
-        func position(_ offset: Int) -> String { CodingAgentSession.position(of: offset, in: text).jsonText }
+        func position(_ offset: Int) -> String {
+            let position = CodingAgentSession.position(of: offset, in: text)
+            return #"{"line":\#(position.line),"character":\#(position.character)}"#
+        }
         #expect(position(0) == #"{"line":0,"character":0}"#)
         #expect(position(3) == #"{"line":1,"character":0}"#)
         #expect(position(6) == #"{"line":1,"character":3}"#)
