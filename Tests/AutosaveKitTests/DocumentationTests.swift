@@ -77,7 +77,10 @@ import Testing
         for method in methods.sorted() where !headings.contains(method) {
             Issue.record("socket method `\(method)` has no heading in \(document)")
         }
-        let notifications = try Self.matches(of: #"notification\(\s*method:\s*"([a-z][A-Za-z]*)""#, inSourcesUnder: "AutosaveControl")
+        // Sent as `notification(method: "event", …)`, or named by a notice type of the method table
+        // (`DroppedNotice.method`).
+        let notifications = try Self.matches(
+            of: #"(?:notification\(\s*method:|static var method: String \{)\s*"([a-z][A-Za-z]*)""#, inSourcesUnder: "AutosaveControl")
         #expect(notifications.count >= 2, "the server's notifications were found (\(notifications.sorted()))")
         for notification in notifications.sorted() where !headings.contains(notification) {
             Issue.record("notification `\(notification)` has no heading in \(document)")
