@@ -19,9 +19,16 @@ public protocol ControlMethod: Sendable {
     init(params: [JSONMember], content: [UInt8]?) throws(RPCError)
 }
 
-extension ControlMethod {
-    /// The params of a method that takes none (any given are ignored, as the agent always did).
+/// A method that takes no params: `status`, `subscribe`, `sync`, `shutdown`.
+public protocol ParameterlessMethod: ControlMethod {
+    init()
+}
+
+extension ParameterlessMethod {
     public var params: [JSONMember] { [] }
+
+    /// Any params given are ignored, as the agent always did.
+    public init(params: [JSONMember], content: [UInt8]?) { self.init() }
 }
 
 /// The result of a control socket method, as the agent writes it and a client reads it.

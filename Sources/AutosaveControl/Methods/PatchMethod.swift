@@ -14,8 +14,9 @@ public struct PatchMethod: ControlMethod {
     public enum Diff: Sendable, Equatable {
         /// `patch`: the diff as text in the line.
         case text(String)
-        /// `contentBytes`: the diff's raw bytes after the line. The agent reads them into `bytes`;
-        /// a client leaves `bytes` nil and gives them to `ControlClient.call(_:content:)`.
+        /// `contentBytes`: the diff's raw bytes after the line. A client leaves `bytes` nil and
+        /// gives them to `ControlClient.call(_:content:)`. A request the agent read always holds
+        /// this case, with the diff's bytes whichever form they came in.
         case raw(bytes: [UInt8]?)
     }
 

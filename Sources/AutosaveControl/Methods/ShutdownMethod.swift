@@ -1,12 +1,10 @@
 import AutosaveKit
 
 /// `shutdown`: saves every dirty buffer, answers where every edit went, then the agent stops.
-public struct ShutdownMethod: ControlMethod {
+public struct ShutdownMethod: ParameterlessMethod {
     public static var method: RPCMethod { .shutdown }
 
     public init() {}
-
-    public init(params: [JSONMember], content: [UInt8]?) {}
 
     /// `{stopping: true, saved, copied: [{path, copy}], lost}`.
     public struct Result: ControlResult {

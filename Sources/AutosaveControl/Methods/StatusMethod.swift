@@ -1,12 +1,10 @@
 import AutosaveKit
 
 /// `status`: the root, the open buffers, the conflict copies and the watcher's figures.
-public struct StatusMethod: ControlMethod {
+public struct StatusMethod: ParameterlessMethod {
     public static var method: RPCMethod { .status }
 
     public init() {}
-
-    public init(params: [JSONMember], content: [UInt8]?) {}
 
     /// `{root, buffers, conflicts, watcher}`.
     public struct Result: ControlResult {

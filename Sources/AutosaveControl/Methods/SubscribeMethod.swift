@@ -2,12 +2,10 @@ import AutosaveKit
 
 /// `subscribe`: the connection then receives every agent event as an `event` notification (and a
 /// `dropped` one when it falls too far behind).
-public struct SubscribeMethod: ControlMethod {
+public struct SubscribeMethod: ParameterlessMethod {
     public static var method: RPCMethod { .subscribe }
 
     public init() {}
-
-    public init(params: [JSONMember], content: [UInt8]?) {}
 
     /// `{subscribed: true}`.
     public struct Result: ControlAcknowledgement {

@@ -1,12 +1,10 @@
 import AutosaveKit
 
 /// `sync`: answered once every external change made before it is in its buffer.
-public struct SyncMethod: ControlMethod {
+public struct SyncMethod: ParameterlessMethod {
     public static var method: RPCMethod { .sync }
 
     public init() {}
-
-    public init(params: [JSONMember], content: [UInt8]?) {}
 
     /// `{synced: true}`.
     public struct Result: ControlAcknowledgement {

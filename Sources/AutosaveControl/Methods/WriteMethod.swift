@@ -18,8 +18,9 @@ public struct WriteMethod: ControlMethod {
         case text(String)
         /// `contentBase64`: any bytes, as base64 in the line.
         case base64([UInt8])
-        /// `contentBytes`: raw bytes after the line. The agent reads them into `bytes`; a client
-        /// leaves `bytes` nil and gives them to `ControlClient.call(_:content:)`, which announces them.
+        /// `contentBytes`: raw bytes after the line. A client leaves `bytes` nil and gives them to
+        /// `ControlClient.call(_:content:)`, which announces them. A request the agent read always
+        /// holds this case, with the content's bytes whichever of the three forms they came in.
         case raw(bytes: [UInt8]?)
     }
 
