@@ -406,15 +406,24 @@ final class TreeScenario: @unchecked Sendable {
 
     // MARK: - The property
 
+    /// Records a failed check, and traces it too: while it shrinks a failure, the property
+    /// library reports the input alone, and a case that does not fail again there leaves no
+    /// other word of what went wrong (`AUTOSAVE_TRACE_FILE` keeps it).
+    func check(_ condition: Bool, _ message: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard !condition else { return }
+        traceLine("CHECK FAILED: \(message())")
+        Issue.record(Comment(rawValue: message()), sourceLocation: sourceLocation)
+    }
+
     /// Settles everything, then compares the agent's view with the tree and with the model.
     func checkQuietPoint(after code: Int) async {
         await harness.settleExternalChanges()
         let context = "\(label) — after op \(code)"
         let onDisk = treeFiles()
         let known = await harness.workspace.knownFiles()
-        #expect(known == PathSet(onDisk), "\(context): the watcher knows \(known.sorted), the tree holds \(onDisk.sorted())")
+        check(known == PathSet(onDisk), "\(context): the watcher knows \(known.sorted), the tree holds \(onDisk.sorted())")
         let watcher = await harness.workspace.watcherStatus()
-        #expect(
+        check(
             watcher.pendingChanges == 0,
             "\(context): \(watcher.pendingChanges) names still pending (\(watcher.heldForWriters) held for writers)")
         let statuses = await harness.workspace.status()
@@ -443,21 +452,21 @@ final class TreeScenario: @unchecked Sendable {
             if status.isDirty, !conflicts.contains(status.path), !isPlaceOpen {
                 // Names of one file (hard links) are one place: a buffer on any of them holds it.
                 let onAnotherName = buffers.keys.contains { Self.isSameFile($0, status.path, in: harness.project) }
-                #expect(
+                check(
                     buffers[status.path] != nil || onAnotherName,
                     "\(context): a dirty buffer is at \(status.path), but the renames took the buffers to \(buffers.keys.sorted())")
             }
             guard !status.isDirty else { continue }
             let content = try? await harness.text(status.path)
             let disk = try? harness.project.read(status.path)
-            #expect(content == disk, "\(context): clean buffer \(status.path) holds \(String(describing: content)), its file \(String(describing: disk))")
+            check(content == disk, "\(context): clean buffer \(status.path) holds \(String(describing: content)), its file \(String(describing: disk))")
         }
         // Only the tools and the buffers put files in the tree (a dirty buffer writes its file again).
         let expected = files.union(buffers.keys).union(statuses.map(\.path).filter(conflicts.contains))
         for ghost in onDisk.subtracting(expected) {
             let content = (try? harness.project.read(ghost)) ?? "?"
             let open = statuses.map(\.path)
-            Issue.record("\(context): \(ghost) (\(content.debugDescription)) exists, but no tool made it and no buffer is there (buffers: \(open))")
+            check(false, "\(context): \(ghost) (\(content.debugDescription)) exists, but no tool made it and no buffer is there (buffers: \(open))")
         }
         // Buffers the agent closed are gone from the model too.
         // The agent looked: every buffer now holds the file at its name, if there is one.
