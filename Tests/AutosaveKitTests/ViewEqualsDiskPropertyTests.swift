@@ -102,6 +102,10 @@ import Testing
         // news, took a.txt's file for the buffer's own (no bytes differed), and the buffer stayed
         // at b.txt when the swap came (1 run in 12).
         [12867, 2723, 72624, 29225, 0],
+        // b.txt renamed to c.txt, opened there, removed, made again, a tick (settle 0: the buffer
+        // took the new file in), renamed back to b.txt, a client's write: the buffer followed the
+        // new file, as it should once it had looked (the model, not the agent, was wrong).
+        [52839, 51347, 72459, 26368, 6773, 69384, 47888],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {
@@ -375,8 +379,10 @@ final class TreeScenario: @unchecked Sendable {
             return
         }
         // A file renamed over a name whose buffer had none, and maybe on again before the
-        // watcher looked: the buffer there was replaced (edits copied aside) or never saw it.
-        if buffers[from] == .noFile || buffers[to] == .noFile { buffersMayBeOnEitherSide = true }
+        // watcher looked: the buffer there was replaced (edits copied aside) or never saw it. So
+        // for a buffer whose file was deleted and a new one made at its name: it follows that one
+        // if it looked at the name in between (a tick at settle 0 is such a look), else stays.
+        if buffers[from] == .noFile || buffers[to] == .noFile || buffers[from] == .goneFile { buffersMayBeOnEitherSide = true }
         files.insert(to)
         files.remove(from)
         // A buffer follows its file, and replaces one open on the name it lands on; a buffer on a
