@@ -106,6 +106,10 @@ import Testing
         // took the new file in), renamed back to b.txt, a client's write: the buffer followed the
         // new file, as it should once it had looked (the model, not the agent, was wrong).
         [52839, 51347, 72459, 26368, 6773, 69384, 47888],
+        // c.txt made, opened by a client's write, renamed over b.txt and written there, in one
+        // window: c.txt was never known, so no rename was reported, and the written file no
+        // longer matched the buffer's whole fingerprint; it wrote c.txt again, a ghost.
+        [13888, 46352, 21766, 78944, 0],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

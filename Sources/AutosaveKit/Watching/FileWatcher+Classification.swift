@@ -12,7 +12,6 @@ extension FileWatcher {
     func netChanges(of burst: ChangeSettler<C.Instant>.Burst) -> [FileChange] {
         var now: PathMap<Fingerprint> = [:]
         for name in burst.names { now[name] = Fingerprint.of(configuration.root + "/" + name) }
-        let knownAtStart = PathSet(burst.names.filter { known.contains($0) || wasRecentlyRemoved($0) })
         var moves: [(from: String, to: String)] = []
         var movedSources = PathSet()
         for name in burst.names {
@@ -24,11 +23,11 @@ extension FileWatcher {
         }
         for move in moves { known.remove(move.from) }
         var changes: [FileChange] = []
-        /// The known name a file left last in this burst, when that is not where its content
-        /// came from and the name has no file now.
+        /// The name a file left last in this burst, when that is not where its content came from
+        /// and the name has no file now: known or not (a buffer may have opened a file made inside
+        /// the burst), a buffer there holding that file follows it.
         func arrival(at name: String, from origin: String?) -> String? {
-            guard let hop = burst.lastHops[name], origin.map({ !hop.isSameName(as: $0) }) ?? true,
-                knownAtStart.contains(hop), now[hop] == nil
+            guard let hop = burst.lastHops[name], origin.map({ !hop.isSameName(as: $0) }) ?? true, now[hop] == nil
             else { return nil }
             return hop
         }
