@@ -467,18 +467,20 @@ import Testing
         }
         var (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
         #expect(recovery.records.map(\.path) == ["a.txt"])
-        #expect(recovery.records.first?.savesBegun == [one])
+        #expect(recovery.records.first?.savesBegun.map(\.digest) == [one])
         try await journal.willSave("a.txt", revision: 2, digest: two)
         // A compaction (another file's large record saved) keeps them.
         try await journal.append(full("c.txt", 1, Array(String(repeating: "x", count: EditJournal.compactionThreshold).utf8)))
         try await journal.markSaved("c.txt", revision: 1, source: buffer)
         (journal, recovery) = try EditJournal.open(directory: state.path, fsync: false)
         #expect(recovery.records.map(\.path) == ["a.txt"])
-        #expect(recovery.records.first?.savesBegun == [one, two], "through the restart's rewrite and a compaction")
+        #expect(
+            recovery.records.first?.savesBegun == [.init(digest: one, revision: 1), .init(digest: two, revision: 2)],
+            "through the restart's rewrite and a compaction, each with the revision it wrote")
         try await journal.markSaved("a.txt", revision: 2)
         try await journal.append(full("a.txt", 3, Array("three\n".utf8)))
         (_, recovery) = try EditJournal.open(directory: state.path, fsync: false)
-        #expect(recovery.records.first?.savesBegun == [], "saved since: the file holds none of them any more")
+        #expect(recovery.records.first?.savesBegun.isEmpty == true, "saved since: the file holds none of them any more")
     }
 
     @Test func pinsNoRecordStandsOnAreClearedAtTheStart() async throws {

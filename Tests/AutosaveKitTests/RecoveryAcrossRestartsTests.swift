@@ -115,6 +115,32 @@ import Testing
         #expect(try project.read("a.txt") == "one\ntwo\n")
     }
 
+    /// A merged revision (an outside edit taken into the client's, never journaled) saved, and a
+    /// crash before the journal heard it landed: the file holds a save that has the journaled edit
+    /// in it. Recovery took the journaled revision back and saved it over the merge, and the
+    /// outside edit was lost (found by the power-cut soak). (The crash comes while the save is
+    /// held before its compare-and-swap; what it would have renamed into place is written.)
+    @Test func aCrashAfterAMergedRevisionWasSavedKeepsTheMerge() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "zero\nline\n")
+        let gate = SaveGate()
+        let harness = try await WorkspaceHarness(root: project.path, beforeCommit: gate.pass)
+        _ = try await harness.write("a.txt", "ONE\nline\n")
+        try project.write("a.txt", "zero\nline\nTHEIRS\n")
+        await harness.settleExternalChanges()
+        #expect(try await harness.text("a.txt") == "ONE\nline\nTHEIRS\n", "merged")
+        let saving = await gate.holdSave(of: "a.txt", in: harness)
+        await harness.workspace._abandon()
+        try project.write("a.txt", "ONE\nline\nTHEIRS\n")
+        let restarted = try await WorkspaceHarness(root: project.path)
+        #expect(try await restarted.text("a.txt") == "ONE\nline\nTHEIRS\n")
+        #expect(restarted.logged("conflict").isEmpty)
+        await restarted.stop()
+        #expect(try project.read("a.txt") == "ONE\nline\nTHEIRS\n", "the outside edit is still there")
+        gate.release()
+        _ = try? await saving.value
+    }
+
     /// The same, with the file changed by someone else after the save landed: that is a change
     /// made while the agent was down, and both versions are kept.
     @Test func aFileChangedAfterTheSaveLandedStillKeepsBothVersions() async throws {

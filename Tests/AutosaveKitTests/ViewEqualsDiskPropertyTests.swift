@@ -110,6 +110,10 @@ import Testing
         // window: c.txt was never known, so no rename was reported, and the written file no
         // longer matched the buffer's whole fingerprint; it wrote c.txt again, a ghost.
         [13888, 46352, 21766, 78944, 0],
+        // A client's write on d/x.txt, d/x.txt renamed to d/y.txt, removed and made again in one
+        // window, then a settle: the agent never heard of the rename and wrote d/x.txt again,
+        // saying so (right); the model had the settle give the buffer the new d/y.txt.
+        [41776, 84006, 47371, 47744, 73335],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {
@@ -170,6 +174,11 @@ final class TreeScenario: @unchecked Sendable {
     /// inside one settle window the buffer's file was moved and then deleted, and the net burst
     /// shows neither, so the buffer stays at its old name and writes it again.
     var renamedOverAFollowedFile = false
+    /// Whether a buffer's file was deleted or replaced since the last check. A settle step may
+    /// since have had the buffer take the file now at its name (`.file` again), but if the buffer
+    /// had followed a rename of the lost file that the agent had not heard of, the agent never
+    /// moved it: it writes its old name again, saying so, and that stays right until the check.
+    var aFollowedFileWasLost = false
     /// Since the last check, a buffer's place became a matter of timing, and either is right, so
     /// where it sits is not checked: a file with several names (hard links) was renamed, or one of
     /// its names removed (a buffer on it may sit on any name it still has); or a tool made a file
@@ -407,7 +416,9 @@ final class TreeScenario: @unchecked Sendable {
 
     /// The file at `name` was deleted or replaced: a buffer there no longer holds it.
     func detach(_ name: String) {
-        if buffers[name] == .file { buffers[name] = .goneFile }
+        guard buffers[name] == .file else { return }
+        buffers[name] = .goneFile
+        aFollowedFileWasLost = true
     }
 
     static func parent(_ path: String) -> String {
@@ -443,7 +454,7 @@ final class TreeScenario: @unchecked Sendable {
         // directory was not watched yet), nothing tells where it went: its buffer writes its own
         // name again, saying so (`conflict kind=removed`).
         let logs = harness.logs.elements
-        let lostTrack = directoryAppeared || renamedOverAFollowedFile || buffers.values.contains(.goneFile)
+        let lostTrack = directoryAppeared || renamedOverAFollowedFile || aFollowedFileWasLost || buffers.values.contains(.goneFile)
         var conflicts = Set(
             logs.dropFirst(logsChecked).filter { log in
                 log.event == "conflict" && (log.fields["copy"] != nil || lostTrack && log.fields["kind"] == "removed")
@@ -457,6 +468,7 @@ final class TreeScenario: @unchecked Sendable {
         folderMoved = false
         directoryAppeared = false
         renamedOverAFollowedFile = false
+        aFollowedFileWasLost = false
         buffersMayBeOnEitherSide = false
         for status in statuses {
             if status.isDirty, !conflicts.contains(status.path), !isPlaceOpen {

@@ -232,14 +232,23 @@ extension FileBuffer {
     ///
     /// When the file is still the version the edit was made on, or one a save of the buffer was
     /// writing (the buffer's own: edits taken during that save stand on it), the buffer is simply
-    /// dirty again and autosaves. When it changed while the agent was down, the edit's base is
-    /// gone, so no merge is possible: both versions are kept, as for overlapping edits.
+    /// dirty again and autosaves. When it holds a save of the edit's revision or a later one (a
+    /// merge of an outside edit, never journaled, saved before the journal heard it landed), the
+    /// edit is in it already and the file stays as it is. When it changed while the agent was
+    /// down, the edit's base is gone, so no merge is possible: both versions are kept, as for
+    /// overlapping edits.
     func recover(_ record: JournalRecord) async {
         let recovered: TextRope? = record.kind == .delete ? nil : record.text
         let disk = baseDigest()
-        let isBaseUnchanged = disk == record.baseDigest || disk.map(record.savesBegun.contains) == true
-        text = recovered
+        let savesOnDisk = record.savesBegun.filter { $0.digest == disk }
         revision = max(revision, record.revision)
+        if savesOnDisk.contains(where: { $0.revision >= record.revision }) {
+            // Taking the record back would save an older text over the one that holds it.
+            contentChanged()
+            return
+        }
+        let isBaseUnchanged = disk == record.baseDigest || !savesOnDisk.isEmpty
+        text = recovered
         guard isDirty else {
             contentChanged()
             return

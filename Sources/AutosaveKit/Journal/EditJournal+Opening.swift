@@ -181,7 +181,7 @@ extension EditJournal {
                 // Ids only (`RecentChangeIDs`): no text.
                 continue
             case .saving:
-                if let digest = record.baseDigest { savesBegun.append(digest, for: record.path) }
+                if let digest = record.baseDigest { savesBegun.append(digest, revision: record.revision, for: record.path) }
             case .write, .delete:
                 // A whole record after a broken one (the buffer's text, once the file it stood on
                 // changed) makes it obsolete: nothing was lost there.
@@ -225,7 +225,7 @@ extension EditJournal {
         let unsaved = latest.sortedKeys.compactMap { path in
             latest[path].map { record in
                 var record = record
-                record.savesBegun = savesBegun.digests(of: path)
+                record.savesBegun = savesBegun.saves(of: path)
                 return record
             }
         }

@@ -224,7 +224,7 @@ public actor EditJournal {
     public func willSave(_ path: String, revision: Int, digest: UInt64) throws(JournalError) {
         let record = JournalRecord(kind: .saving, path: path, revision: revision, baseDigest: digest)
         try writeRecord(JournalFormat.head(of: record), record.text)
-        savesBegun.append(digest, for: path)
+        savesBegun.append(digest, revision: revision, for: path)
     }
 
     /// The change ids the journal remembers for `path` (of this run's edits and of earlier runs'),

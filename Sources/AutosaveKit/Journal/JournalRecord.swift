@@ -53,10 +53,12 @@ public struct JournalRecord: Sendable, Equatable {
     /// On a `.write` handed to the journal: the file the buffer was clean on before this edit,
     /// which the journal may pin and record the splices against (never written to disk).
     public var editedBase: EditedBase?
-    /// On a record recovery gives back: the digests of the versions saves of its buffer were
-    /// about to write since its records were last obsolete (`.saving` records). The file may
-    /// hold any of them, and each is as much the edits' base as `baseDigest`.
-    public var savesBegun: [UInt64] = []
+    /// On a record recovery gives back: the versions saves of its buffer were about to write
+    /// since its records were last obsolete (`.saving` records). The file may hold any of them.
+    /// One of an earlier revision than the record's is as much the edits' base as `baseDigest`
+    /// (they were taken while it was written); one of the record's revision or later already
+    /// holds the edits (a merged revision, never journaled, saved with them in it).
+    public var savesBegun: [SavesBegun.Save] = []
 
     public init(
         kind: Kind, path: String, revision: Int, changeID: UUID? = nil, content: [UInt8] = [], baseDigest: UInt64? = nil

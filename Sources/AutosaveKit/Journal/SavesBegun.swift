@@ -8,38 +8,44 @@ import ByteNames
 /// knew only that version took the file, holding the buffer's own save, for a change made while
 /// the agent was down, and kept a conflict copy nobody needed. A save's `.saving` record, written
 /// before the save changes the file, names what it writes, so recovery compares the file with it.
-struct SavesBegun {
+public struct SavesBegun {
+    /// One save begun: the `ContentDigest` of what it writes, and the buffer revision that is.
+    public struct Save: Sendable, Hashable {
+        public var digest: UInt64
+        public var revision: Int
+    }
+
     /// How many a path keeps: saves of one buffer come one after another, so the file holds the
     /// latest or the one before it; a few more cover saves that failed meanwhile.
     static var limit: Int { 4 }
 
-    private var digests: PathMap<[UInt64]> = [:]
+    private var saves: PathMap<[Save]> = [:]
 
     init() {}
 
     /// Those that `records` (recovered ones) carry.
     init(_ records: [JournalRecord]) {
-        for record in records { digests[record.path] = record.savesBegun.isEmpty ? nil : record.savesBegun }
+        for record in records { saves[record.path] = record.savesBegun.isEmpty ? nil : record.savesBegun }
     }
 
-    /// A save of `path` is about to write the version whose `ContentDigest` is `digest`.
-    mutating func append(_ digest: UInt64, for path: String) {
-        var list = digests[path, default: []]
-        list.append(digest)
-        digests[path] = Array(list.suffix(Self.limit))
+    /// A save of `path` is about to write `revision`, whose `ContentDigest` is `digest`.
+    mutating func append(_ digest: UInt64, revision: Int, for path: String) {
+        var list = saves[path, default: []]
+        list.append(Save(digest: digest, revision: revision))
+        saves[path] = Array(list.suffix(Self.limit))
     }
 
     /// `path`'s records are obsolete (saved): what its saves wrote no longer matters.
-    mutating func forget(_ path: String) { digests[path] = nil }
+    mutating func forget(_ path: String) { saves[path] = nil }
 
-    /// The versions saves of `path` were about to write, oldest first.
-    func digests(of path: String) -> [UInt64] { digests[path] ?? [] }
+    /// The saves of `path` begun, oldest first.
+    func saves(of path: String) -> [Save] { saves[path] ?? [] }
 
     /// As `.saving` records, for the paths in `paths` (those with unsaved records): what a
-    /// rewritten journal keeps of them.
+    /// rewritten journal keeps of them, revisions included.
     func records(of paths: [String]) -> [JournalRecord] {
         paths.flatMap { path in
-            digests(of: path).map { JournalRecord(kind: .saving, path: path, revision: 0, baseDigest: $0) }
+            saves(of: path).map { JournalRecord(kind: .saving, path: path, revision: $0.revision, baseDigest: $0.digest) }
         }
     }
 }
