@@ -7,7 +7,7 @@ import SystemPackage
 ///
 /// It follows swift-system's own model (`valueOrErrno(retryOnInterrupt:)`): a call that returns
 /// -1 throws `Errno` from `errno`; one interrupted by a signal is made again unless the caller
-/// says otherwise. Nothing else in the agent loops on `EINTR`.
+/// says otherwise. Nothing else in AutosaveKit checks for `EINTR`.
 enum SystemCall {
     /// Makes `call` until it is not interrupted, and returns what it returned.
     ///
