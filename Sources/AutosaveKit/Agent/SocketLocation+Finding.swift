@@ -83,7 +83,7 @@ public struct OtherUsersAgent: Sendable, Equatable, CustomStringConvertible {
         let preferred = stateDirectory + "/" + SocketLocation.socketName
         let elsewhere = "/autosave-\(String(ContentDigest.of(Array(root.utf8)), radix: 16)).sock"
         for _ in 0..<3 {
-            guard let table = readWhole("/proc/net/unix") else { return false }
+            guard let table = try? FileContents.read("/proc/net/unix") else { return false }
             for line in table.split(separator: UInt8(ascii: "\n")).dropFirst() {
                 // Num RefCount Protocol Flags Type St Inode Path: the path is the rest of the line.
                 let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 7, omittingEmptySubsequences: true)
@@ -94,21 +94,6 @@ public struct OtherUsersAgent: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return false
-    }
-
-    /// A file read to its end with `read(2)` (a `/proc` file says it has no size).
-    private static func readWhole(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return count == 0 ? bytes : nil }
-            bytes += chunk[..<count]
-        }
     }
 }
 

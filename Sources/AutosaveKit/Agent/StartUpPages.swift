@@ -20,7 +20,7 @@ enum StartUpPages {
     @discardableResult
     static func giveBack() -> Int {
         defer { _ = CAutosaveShims_trimHeap() }
-        guard let executable = Self.executablePath(), let maps = Self.contents(of: "/proc/self/maps") else { return 0 }
+        guard let executable = Self.executablePath(), let maps = try? FileContents.read("/proc/self/maps") else { return 0 }
         var advised = 0
         for line in maps.split(separator: UInt8(ascii: "\n")) {
             // start-end perms offset dev inode path
@@ -47,21 +47,5 @@ enum StartUpPages {
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The whole of a /proc file (its size says 0, so it is read to the end).
-    private static func contents(of path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            result.append(contentsOf: chunk[0..<count])
-        }
-        return result
     }
 }

@@ -26,23 +26,17 @@ struct OrphanedEdits: Sendable {
         var partial = ""
         for component in parent.pathComponents {
             partial += "/" + component
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
-                throw .system(path: partial, operation: "create folder", Errno(rawValue: errno))
+            do throws(Errno) { try SystemCall.check { mkdir(partial, 0o700) } } catch {
+                guard error == .fileExists else { throw .system(path: partial, operation: "create folder", error) }
             }
         }
-        let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .system(path: target, operation: "create", Errno(rawValue: errno)) }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .system(path: target, operation: "write", Errno(rawValue: errno))
-            }
-            offset += written
+        let file = try WriteError.step("create", target) { () throws(Errno) in
+            try FileDescriptor.currentDirectory.open(
+                target, .writeOnly, options: [.create, .truncate, .closeOnExec, .noFollow], permissions: [.ownerReadWrite])
         }
-        guard fsync(fd) == 0 else { throw .system(path: target, operation: "fsync", Errno(rawValue: errno)) }
+        defer { try? file.close() }
+        try WriteError.step("write", target) { () throws(Errno) in try file.writeAll(bytes, atOffset: 0) }
+        try WriteError.step("fsync", target) { () throws(Errno) in try file.sync() }
         return target
     }
 

@@ -84,10 +84,9 @@ public struct DiskVersion: Sendable, Equatable {
         bytes.reserveCapacity(Int(before.size))
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw .system(path: displayPath, Errno(rawValue: Glibc.errno))
+            let count: Int
+            do { count = try chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: fd).read(into: $0) } } catch {
+                throw .system(path: displayPath, error as? Errno ?? .ioError)
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])

@@ -5,9 +5,10 @@ extension FileDescriptor {
     /// Flushes the file's data and metadata to the device.
     ///
     /// - Throws: `Errno` from `fsync` (`EIO` means the data may be lost: rewrite it, never retry).
+    ///   The call is made once, even when interrupted.
     /// The corresponding C function is `fsync`.
     func sync() throws(Errno) {
-        guard Glibc.fsync(rawValue) == 0 else { throw Errno(rawValue: errno) }
+        try SystemCall.check(retryOnInterrupt: false) { Glibc.fsync(rawValue) }
     }
 }
 
@@ -39,12 +40,9 @@ extension FileDescriptor {
     private func writeVectors(_ vectors: inout [iovec]) throws(Errno) {
         var first = 0
         while first < vectors.count {
-            let written = vectors[first...].withUnsafeBufferPointer { Glibc.writev(rawValue, $0.baseAddress, Int32($0.count)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw Errno(rawValue: errno)
+            var remaining = try SystemCall.value {
+                vectors[first...].withUnsafeBufferPointer { Glibc.writev(rawValue, $0.baseAddress, Int32($0.count)) }
             }
-            var remaining = written
             while first < vectors.count, remaining >= vectors[first].iov_len {
                 remaining -= vectors[first].iov_len
                 first += 1

@@ -19,14 +19,15 @@ enum Folders {
         for component in path.pathComponents {
             let parent = partial.isEmpty ? "/" : partial
             partial += "/" + component
-            if mkdir(partial, mode) == 0 {
+            do throws(Errno) {
+                try SystemCall.check { mkdir(partial, mode) }
                 syncFolder(parent)
                 continue
+            } catch {
+                guard error == .fileExists else { throw error }
             }
-            let code = errno
-            guard code == EEXIST else { throw Errno(rawValue: code) }
             var status = stat()
-            guard lstat(partial, &status) == 0 else { throw Errno(rawValue: errno) }
+            try SystemCall.check { lstat(partial, &status) }
             if (status.st_mode & S_IFMT) == S_IFLNK { throw .tooManySymbolicLinkLevels }
             guard (status.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
         }
@@ -35,9 +36,8 @@ enum Folders {
     /// fsyncs the folder `path`, so the names made in it last through a power cut (best effort:
     /// a folder that cannot be opened or synced is left as it is).
     static func syncFolder(_ path: String) {
-        let folder = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else { return }
-        fsync(folder)
-        close(folder)
+        guard let folder = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.directory, .closeOnExec]) else { return }
+        try? folder.sync()
+        try? folder.close()
     }
 }

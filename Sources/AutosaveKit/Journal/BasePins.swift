@@ -54,7 +54,7 @@ struct BasePins {
             guard (try? Folders.make(directory)) != nil, let copy = Self.write(base.bytes, to: pin) else { return false }
             if isDurable { unsynced.append(copy) } else { try? copy.close() }
         }
-        if let old = pinned[path], old != pin { unlink(old) }
+        if let old = pinned[path], old != pin { Self.remove(old) }
         pinned[path] = pin
         return true
     }
@@ -65,7 +65,7 @@ struct BasePins {
     /// - Returns: the copy, open, for the group commit to fsync; nil when it could not be written.
     private static func write(_ bytes: [UInt8], to pin: String) -> FileDescriptor? {
         let temporary = pin + ".tmp"
-        unlink(temporary)
+        Self.remove(temporary)
         var copy: FileDescriptor?
         do {
             let opened = try FileDescriptor.open(
@@ -73,11 +73,11 @@ struct BasePins {
                 permissions: [.ownerReadWrite])
             copy = opened
             _ = try opened.writeAll(bytes)
-            guard rename(temporary, pin) == 0 else { throw Errno(rawValue: errno) }
+            try FileDescriptor.currentDirectory.rename(temporary, to: pin)
             return opened
         } catch {
             try? copy?.close()
-            unlink(temporary)
+            Self.remove(temporary)
             return nil
         }
     }
@@ -93,7 +93,7 @@ struct BasePins {
     /// durable (at once when `sequence` is nil).
     mutating func release(_ path: String, after sequence: Int?) {
         guard let pin = pinned.removeValue(forKey: path) else { return }
-        if let sequence { released.append((sequence, pin)) } else { unlink(pin) }
+        if let sequence { released.append((sequence, pin)) } else { Self.remove(pin) }
     }
 
     /// Takes `path`'s pin out of its chain without removing it yet (see `discard`).
@@ -101,7 +101,7 @@ struct BasePins {
 
     /// Removes a detached pin, unless a new chain stands on the same file meanwhile.
     func discard(_ pin: String) {
-        if !pinned.values.contains(pin) { unlink(pin) }
+        if !pinned.values.contains(pin) { Self.remove(pin) }
     }
 
     /// The journal is durable through `sequence`: released pins up to it go.
@@ -112,8 +112,8 @@ struct BasePins {
 
     /// Every chain now ends in a durable full record (the journal was rewritten): every pin goes.
     mutating func removeAll() {
-        for pin in pinned.values { unlink(pin) }
-        for entry in released { unlink(entry.file) }
+        for pin in pinned.values { Self.remove(pin) }
+        for entry in released { Self.remove(entry.file) }
         for copy in takeUnsynced() { try? copy.close() }
         pinned = [:]
         released = []
@@ -136,13 +136,18 @@ struct BasePins {
         Folders.syncFolder(directory)
     }
 
+    /// Removes the file at `path`, if it is there.
+    private static func remove(_ path: String) {
+        try? FileDescriptor.currentDirectory.removeEntry(path)
+    }
+
     /// Removes every file in `directory` (after a start, once no record needs them).
     static func clear(_ directory: String) {
         guard let folder = opendir(directory) else { return }
         defer { closedir(folder) }
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { unlink(directory + "/" + name) }
+            if name != "." && name != ".." { Self.remove(directory + "/" + name) }
         }
     }
 }

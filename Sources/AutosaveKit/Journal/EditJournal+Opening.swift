@@ -13,7 +13,7 @@ extension EditJournal {
     public static func open(directory: String, fsync: Bool) throws(JournalError) -> (EditJournal, Recovery) {
         let path = directory + "/journal.log"
         try makeDirectory(directory)
-        unlink(directory + "/journal.next")
+        try? FileDescriptor.currentDirectory.removeEntry(directory + "/journal.next")
         var existing: [UInt8] = []
         do { existing = try FileContents.read(path) } catch where error == .noSuchFileOrDirectory {} catch {
             throw .system(path: path, operation: "read", error)
@@ -121,7 +121,7 @@ extension EditJournal {
         var number = 1
         while true {
             let name = directory + "/" + base + (number == 1 ? "" : ".\(number)") + ".log"
-            if access(name, F_OK) != 0 { return name }
+            if !FileDescriptor.currentDirectory.hasEntry(name) { return name }
             number += 1
         }
     }
@@ -141,12 +141,12 @@ extension EditJournal {
             fresh = opened
             _ = try opened.writeAll(bytes)
             try opened.sync()
-            guard rename(next, path) == 0 else { throw Errno(rawValue: errno) }
+            try FileDescriptor.currentDirectory.rename(next, to: path)
             Folders.syncFolder(directory)
             return opened
         } catch {
             try? fresh?.close()
-            unlink(next)
+            try? FileDescriptor.currentDirectory.removeEntry(next)
             throw .system(path: path, operation: operation, error as? Errno ?? .ioError)
         }
     }

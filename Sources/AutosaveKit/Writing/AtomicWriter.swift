@@ -1,4 +1,3 @@
-import CAutosaveShims
 import Glibc
 import SystemPackage
 
@@ -96,15 +95,15 @@ public struct AtomicWriter: Sendable {
         _ bytes: [UInt8], to path: String, expecting expected: Fingerprint?, heldOpen: HeldOpen = .writeInPlace
     ) throws(WriteError) -> Commit {
         let target = try locate(path)
-        let directory = target.folder
-        let current = Fingerprint.of(target.name, in: directory)
+        let directory = target.descriptor
+        let current = Fingerprint.of(target.name, in: target.folder)
         if let current, !current.isRegularFile { throw .notARegularFile(path: path) }
         // Asked before the compare: a writer half way through has changed the file, and what it
         // has written so far is not for the buffer to merge while it can still wait.
         // A save that writes in place whatever it finds need not look twice (~40 ms) to tell a
         // writer from a fork's inherited descriptor: the look is what a busy writer's next line
         // lands in, and the compare below would fail every time.
-        let isHeld = current != nil && OpenWriters.isHeld(target.name, in: directory, lookingAgain: heldOpen == .wait)
+        let isHeld = current != nil && OpenWriters.isHeld(target.name, in: target.folder, lookingAgain: heldOpen == .wait)
         if isHeld, heldOpen == .wait { throw .heldOpen(path: path) }
         guard current == expected else { throw .changedOnDisk(path: path) }
         if let current, current.links > 1, hardLinks == .preserve {
@@ -125,31 +124,33 @@ public struct AtomicWriter: Sendable {
     /// - Throws: `WriteError.changedOnDisk` when it changed or vanished meanwhile, or `.system`.
     public func remove(_ path: String, expecting expected: Fingerprint) throws(WriteError) {
         let target = try locate(path)
-        let directory = target.folder
-        guard Fingerprint.of(target.name, in: directory) == expected else { throw .changedOnDisk(path: path) }
+        let directory = target.descriptor
+        guard Fingerprint.of(target.name, in: target.folder) == expected else { throw .changedOnDisk(path: path) }
         ownWrites.recordRemoval(target.path)
-        guard unlinkat(directory, target.name, 0) == 0 else {
+        do throws(Errno) { try directory.removeEntry(target.name) } catch {
             ownWrites.forget(target.path)
-            throw .system(path: path, operation: "unlink", Errno(rawValue: errno))
+            throw .system(path: path, operation: "unlink", error)
         }
-        if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
+        if fsync { try WriteError.step("fsync directory", path) { () throws(Errno) in try directory.sync() } }
     }
 
     // MARK: - The two ways of writing
 
     private func replace(
-        _ bytes: [UInt8], path: String, target: Location, directory: CInt, current: Fingerprint?
+        _ bytes: [UInt8], path: String, target: Location, directory: FileDescriptor, current: Fingerprint?
     ) throws(WriteError) -> Commit {
         let temp = faults.tempName?(target.name) ?? Self.tempName(for: target.name)
-        let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(path: path, operation: "create temp file", Errno(rawValue: errno)) }
+        let file = try WriteError.step("create temp file", path) { () throws(Errno) in
+            try directory.open(
+                temp, .writeOnly, options: [.create, .exclusiveCreate, .noFollow, .closeOnExec], permissions: [.ownerReadWrite])
+        }
         var committed = false
         var isOpen = true
         defer {
-            if isOpen { close(fd) }
-            if !committed { unlinkat(directory, temp, 0) }
+            if isOpen { try? file.close() }
+            if !committed { try? directory.removeEntry(temp) }
         }
-        try writeAll(bytes, to: fd, path: path)
+        try WriteError.step("write", path) { () throws(Errno) in try file.writeAll(bytes, atOffset: 0) }
         if let current {
             // What cannot be kept by replacing the file is kept by writing it in place instead.
             func inPlace(_ reason: InPlaceReason) throws(WriteError) -> Commit {
@@ -158,32 +159,36 @@ public struct AtomicWriter: Sendable {
                     displaced: nil, inPlace: reason)
             }
             // The owner first: changing it clears setuid and setgid, so the mode goes on after it.
-            if current.owner != getuid() || current.group != getgid(), fchown(fd, current.owner, current.group) != 0 {
+            if current.owner != getuid() || current.group != getgid(),
+                (try? file.changeOwner(user: current.owner, group: current.group)) == nil
+            {
                 return try inPlace(.owner)
             }
             // Tags and the access ACL go over too, all of them or none. They are read through the
             // directory already open, so a directory swapped for a symlink meanwhile cannot lend
             // the attributes of a file outside the root.
             let attributes: ExtendedAttributes
-            do { attributes = try ExtendedAttributes.read("/proc/self/fd/\(directory)/\(target.name)") } catch {
-                if Fingerprint.of(target.name, in: directory) == nil { throw .changedOnDisk(path: path) }
+            do { attributes = try ExtendedAttributes.read("/proc/self/fd/\(directory.rawValue)/\(target.name)") } catch {
+                if Fingerprint.of(target.name, in: directory.rawValue) == nil { throw .changedOnDisk(path: path) }
                 return try inPlace(.attributes)
             }
-            do { try attributes.apply(to: fd) } catch { return try inPlace(.attributes) }
+            do { try attributes.apply(to: file) } catch { return try inPlace(.attributes) }
         }
         // After the owner and the ACL: the mode is the original's, group bits and ACL mask alike.
         let mode = current.map { mode_t($0.mode) & 0o7777 } ?? newFileMode
-        guard fchmod(fd, mode) == 0 else { throw .system(path: path, operation: "chmod temp file", Errno(rawValue: errno)) }
-        if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
-        guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat temp file", Errno(rawValue: errno)) }
+        try WriteError.step("chmod temp file", path) { () throws(Errno) in try file.changeMode(mode) }
+        if fsync { try WriteError.step("fsync", path) { () throws(Errno) in try file.sync() } }
+        guard let written = Fingerprint.of(descriptor: file.rawValue) else {
+            throw .system(path: path, operation: "stat temp file", Errno(rawValue: errno))
+        }
         // Closed before it takes the name: a file open for writing is one a writer may be half
         // way through, and the watcher would hold its change back until the close.
-        close(fd)
+        try? file.close()
         isOpen = false
         faults.beforeCommit?(path)
         ownWrites.record(target.path, written)
         // Compare-and-swap: the last look at the target before it is replaced.
-        guard Fingerprint.of(target.name, in: directory) == current else {
+        guard Fingerprint.of(target.name, in: directory.rawValue) == current else {
             ownWrites.forget(target.path)
             throw .changedOnDisk(path: path)
         }
@@ -191,32 +196,32 @@ public struct AtomicWriter: Sendable {
         // it between the check above and the rename, and a swap destroys no version.
         faults.beforeRename?(path)
         var isExchanged = false
-        var renamed: CInt
-        if current == nil {
-            renamed = CAutosaveShims_renameNoReplace(directory, temp, directory, target.name)
-        } else {
-            renamed = CAutosaveShims_renameExchange(directory, temp, directory, target.name)
-            isExchanged = renamed == 0
-            if renamed != 0, [EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) {
-                // A filesystem without RENAME_EXCHANGE: the plain rename, with its tiny window.
-                renamed = renameat(directory, temp, directory, target.name)
+        do throws(Errno) {
+            if current == nil {
+                try directory.rename(temp, to: target.name, .failingIfTaken)
+            } else {
+                do throws(Errno) {
+                    try directory.rename(temp, to: target.name, .exchanging)
+                    isExchanged = true
+                } catch where [.invalidArgument, .noFunction, .notSupported].contains(error) {
+                    // A filesystem without RENAME_EXCHANGE: the plain rename, with its tiny window.
+                    try directory.rename(temp, to: target.name)
+                }
             }
-        }
-        guard renamed == 0 else {
-            let code = Errno(rawValue: errno)
+        } catch {
             ownWrites.forget(target.path)
-            if code == .fileExists { throw .changedOnDisk(path: path) }
-            throw .system(path: path, operation: "rename", code)
+            if error == .fileExists { throw .changedOnDisk(path: path) }
+            throw .system(path: path, operation: "rename", error)
         }
-        if isExchanged, Fingerprint.of(temp, in: directory) != current {
+        if isExchanged, Fingerprint.of(temp, in: directory.rawValue) != current {
             // The swap displaced a version written after the check: give it its name back and
             // let the buffer merge with it. Ours is still in the buffer.
             committed = true
             ownWrites.forget(target.path)
-            if CAutosaveShims_renameExchange(directory, temp, directory, target.name) == 0,
-                Fingerprint.of(temp, in: directory) == written
+            if (try? directory.rename(temp, to: target.name, .exchanging)) != nil,
+                Fingerprint.of(temp, in: directory.rawValue) == written
             {
-                unlinkat(directory, temp, 0)
+                try? directory.removeEntry(temp)
             }
             // Otherwise the temp name holds someone's version: it is left in place, not deleted.
             throw .changedOnDisk(path: path)
@@ -226,40 +231,34 @@ public struct AtomicWriter: Sendable {
         // removes it; on a failed fsync it is removed right away (the release below).
         var displaced: DisplacedVersion?
         if isExchanged {
-            let kept = dup(directory)
-            if kept >= 0 { displaced = DisplacedVersion(directory: kept, name: temp) } else { unlinkat(directory, temp, 0) }
+            if let kept = try? directory.duplicate() {
+                displaced = DisplacedVersion(directory: kept, name: temp)
+            } else {
+                try? directory.removeEntry(temp)
+            }
         }
-        if fsync, Glibc.fsync(directory) != 0 { throw .system(path: path, operation: "fsync directory", Errno(rawValue: errno)) }
+        if fsync { try WriteError.step("fsync directory", path) { () throws(Errno) in try directory.sync() } }
         return Commit(fingerprint: written, displaced: displaced)
     }
 
     /// Overwrites the file's own inode (several hard links, or an owner or extended attributes we
     /// cannot give a new file).
     private func writeInPlace(
-        _ bytes: [UInt8], path: String, target: Location, directory: CInt, expected: Fingerprint
+        _ bytes: [UInt8], path: String, target: Location, directory: FileDescriptor, expected: Fingerprint
     ) throws(WriteError) -> Fingerprint {
-        let fd = openat(directory, target.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(path: path, operation: "open", Errno(rawValue: errno)) }
-        defer { close(fd) }
-        guard Fingerprint.of(descriptor: fd) == expected else { throw .changedOnDisk(path: path) }
-        try writeAll(bytes, to: fd, path: path)
-        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .system(path: path, operation: "truncate", Errno(rawValue: errno)) }
-        if fsync, Glibc.fsync(fd) != 0 { throw .system(path: path, operation: "fsync", Errno(rawValue: errno)) }
-        guard let written = Fingerprint.of(descriptor: fd) else { throw .system(path: path, operation: "stat", Errno(rawValue: errno)) }
+        let file = try WriteError.step("open", path) { () throws(Errno) in
+            try directory.open(target.name, .writeOnly, options: [.noFollow, .closeOnExec])
+        }
+        defer { try? file.close() }
+        guard Fingerprint.of(descriptor: file.rawValue) == expected else { throw .changedOnDisk(path: path) }
+        try WriteError.step("write", path) { () throws(Errno) in try file.writeAll(bytes, atOffset: 0) }
+        try WriteError.step("truncate", path) { () throws(Errno) in try file.truncate(to: bytes.count) }
+        if fsync { try WriteError.step("fsync", path) { () throws(Errno) in try file.sync() } }
+        guard let written = Fingerprint.of(descriptor: file.rawValue) else {
+            throw .system(path: path, operation: "stat", Errno(rawValue: errno))
+        }
         ownWrites.record(target.path, written)
         return written
-    }
-
-    private func writeAll(_ bytes: [UInt8], to fd: CInt, path: String) throws(WriteError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .system(path: path, operation: "write", Errno(rawValue: errno))
-            }
-            offset += written
-        }
     }
 
     // MARK: - Paths

@@ -1,5 +1,5 @@
-import Glibc
 import Synchronization
+import SystemPackage
 
 /// The file's previous version, which a save swapped out of its name and left under the temp
 /// name: durable history no one needs once the save is durable.
@@ -8,24 +8,20 @@ import Synchronization
 /// after it has reported itself durable, not before. It is removed at most once: by `remove()`,
 /// or when released. A crash before then leaves a temp file that the next start removes.
 public final class DisplacedVersion: Sendable {
-    /// The directory holding it (owned, closed on removal); -1 once removed.
-    private let directory: Mutex<CInt>
+    /// The directory holding it (owned, closed on removal); nil once removed.
+    private let directory: Mutex<FileDescriptor?>
     private let name: String
 
-    init(directory: CInt, name: String) {
+    init(directory: FileDescriptor, name: String) {
         self.directory = Mutex(directory)
         self.name = name
     }
 
     /// Unlinks it; a later call does nothing.
     public func remove() {
-        let descriptor = directory.withLock { descriptor in
-            defer { descriptor = -1 }
-            return descriptor
-        }
-        guard descriptor >= 0 else { return }
-        unlinkat(descriptor, name, 0)
-        close(descriptor)
+        guard let descriptor = directory.withLock({ $0.take() }) else { return }
+        try? descriptor.removeEntry(name)
+        try? descriptor.close()
     }
 
     deinit { remove() }

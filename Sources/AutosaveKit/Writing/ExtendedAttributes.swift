@@ -45,10 +45,9 @@ struct ExtendedAttributes {
     /// Sets every attribute on the open file `fd`.
     ///
     /// - Throws: the `Errno` of the first attribute that could not be set.
-    func apply(to fd: CInt) throws(Errno) {
+    func apply(to file: FileDescriptor) throws(Errno) {
         for (name, value) in entries {
-            let result = value.withUnsafeBytes { CAutosaveShims_setAttribute(fd, name, $0.baseAddress, $0.count) }
-            if result != 0 { throw Errno(rawValue: errno) }
+            try SystemCall.check { value.withUnsafeBytes { CAutosaveShims_setAttribute(file.rawValue, name, $0.baseAddress, $0.count) } }
         }
     }
 
@@ -57,13 +56,12 @@ struct ExtendedAttributes {
     /// first saw nothing, returns more than the empty buffer holds), and both are made again.
     private static func sized(_ call: (UnsafeMutableRawPointer?, Int) -> Int) throws(Errno) -> [UInt8] {
         while true {
-            let size = call(nil, 0)
-            if size < 0 { throw Errno(rawValue: errno) }
+            let size = try SystemCall.value { call(nil, 0) }
             var buffer = [UInt8](repeating: 0, count: size)
-            let read = buffer.withUnsafeMutableBytes { call($0.baseAddress, size) }
-            if read < 0 {
-                if Errno(rawValue: errno) == .outOfRange { continue }
-                throw Errno(rawValue: errno)
+            let read: Int
+            do throws(Errno) { read = try SystemCall.value { buffer.withUnsafeMutableBytes { call($0.baseAddress, size) } } } catch {
+                if error == .outOfRange { continue }
+                throw error
             }
             if read > size { continue }
             return Array(buffer[..<read])
