@@ -148,7 +148,7 @@ final class WatcherHarness: Sendable {
         try harness.project.write("f.txt.tmp.81723", "new\n")
         try harness.project.rename("f.txt.tmp.81723", "f.txt")
         // The temp name is where the new file came from last: a buffer that opened it follows it.
-        #expect(try await harness.settleAll() == [FileChange(.modified, "f.txt", arrivedFrom: "f.txt.tmp.81723")])
+        #expect(try await harness.settleAll() == [FileChange(.modified, "f.txt", arrivedFrom: ["f.txt.tmp.81723"])])
         await harness.stop()
     }
 

@@ -114,6 +114,9 @@ import Testing
         // window, then a settle: the agent never heard of the rename and wrote d/x.txt again,
         // saying so (right); the model had the settle give the buffer the new d/y.txt.
         [41776, 84006, 47371, 47744, 73335],
+        // c.txt made, opened by a client's write, renamed over b.txt, then over d/x.txt and
+        // written, in one window: the file's last hop was b.txt, not the buffer's c.txt.
+        [16384, 81872, 58822, 4070, 44064],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

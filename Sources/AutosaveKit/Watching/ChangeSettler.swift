@@ -34,16 +34,17 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         /// Names that had no event, only a look asked for (`touch`): whether they exist is news,
         /// their content is not.
         public var unchanged: PathSet
-        /// For each name whose content came in by a rename the kernel paired: the name it was
-        /// renamed from last. Unlike `origins`, the name it held then, whatever it held at the start
-        /// (a file created, renamed over a known name, then on, came from that name last).
-        public var lastHops: PathMap<String>
+        /// For each name whose content came in by renames the kernel paired: the names it passed
+        /// through in this burst, in order. Unlike `origins`, every name it held on the way,
+        /// whatever each held at the start (a file made at c, renamed over b, then on to d, came
+        /// through c and b).
+        public var hops: PathMap<[String]>
 
-        public init(names: [String], origins: PathMap<Origin> = [:], unchanged: PathSet = [], lastHops: PathMap<String> = [:]) {
+        public init(names: [String], origins: PathMap<Origin> = [:], unchanged: PathSet = [], hops: PathMap<[String]> = [:]) {
             self.names = names
             self.origins = origins
             self.unchanged = unchanged
-            self.lastHops = lastHops
+            self.hops = hops
         }
     }
 
@@ -68,7 +69,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     struct Group {
         var members: PathSet
         var origins: PathMap<Origin> = [:]
-        var lastHops: PathMap<String> = [:]
+        var hops: PathMap<[String]> = [:]
     }
 
     /// A deadline as queued; stale once its name's deadline moved on.
@@ -84,8 +85,8 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
     private var groups: [Int: Group] = [:]
     private var nextGroup = 0
     private var alarms = Heap<Alarm>()
-    /// Rename sources waiting for their `movedTo`, by cookie, with the origin they carry.
-    private var sources: [UInt32: (path: String, origin: Origin)] = [:]
+    /// Rename sources waiting for their `movedTo`, by cookie, with the origin and hops they carry.
+    private var sources: [UInt32: (path: String, origin: Origin, hops: [String])] = [:]
 
     /// A settler whose windows close `settle` after the last event on a name, and at most
     /// `maxSettle` after the first.
@@ -102,21 +103,21 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         switch event.kind {
         case .created:
             setOrigin(.new, of: path)
-            setLastHop(nil, of: path)
+            setHops([], of: path)
         case .deleted:
             setOrigin(.vacated, of: path)
-            setLastHop(nil, of: path)
+            setHops([], of: path)
         case .movedFrom:
             if sources.count > 1024 { sources.removeAll() }
-            sources[event.cookie] = (path, origin(of: path))
+            sources[event.cookie] = (path, origin(of: path), hops(of: path))
             setOrigin(.vacated, of: path)
-            setLastHop(nil, of: path)
+            setHops([], of: path)
         case .movedTo:
-            setLastHop(nil, of: path)
+            setHops([], of: path)
             if let source = sources.removeValue(forKey: event.cookie), !source.path.isSameName(as: path) {
                 join(source.path, path)
                 setOrigin(source.origin, of: path)
-                setLastHop(source.path, of: path)
+                setHops(source.hops + [source.path], of: path)
             } else if let temp = event.renamedFromIgnored, IgnoreRules.isAgentTempName(temp) {
                 // The agent's own save of this name: the name's own content, not someone else's.
                 break
@@ -190,7 +191,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             let unchanged = PathSet(group.members.filter { pending[$0]?.hasEvent == false })
             for member in group.members { pending[member] = nil }
             groups[entry.group] = nil
-            due.append(Burst(names: group.members.sorted, origins: group.origins, unchanged: unchanged, lastHops: group.lastHops))
+            due.append(Burst(names: group.members.sorted, origins: group.origins, unchanged: unchanged, hops: group.hops))
         }
         if pending.isEmpty { sources.removeAll() }
         return due.sorted { $0.names[0] < $1.names[0] }
@@ -223,21 +224,21 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             groups[id] = Group(
                 members: PathSet(group.members.map(moved)),
                 origins: group.origins.map { (moved($0), moved($1)) },
-                lastHops: group.lastHops.map { (moved($0), moved($1)) })
+                hops: group.hops.map { (moved($0), $1.map(moved)) })
         }
         alarms = Heap(alarms.unordered.map { Alarm(deadline: $0.deadline, path: moved($0.path)) })
-        sources = sources.mapValues { (moved($0.path), moved($0.origin)) }
+        sources = sources.mapValues { (moved($0.path), moved($0.origin), $0.hops.map(moved)) }
     }
 
     /// Whether `path` is in a rename still settling: its content came by one, or left by one.
     func isInPendingRename(_ path: String) -> Bool {
         guard let entry = pending[path], let group = groups[entry.group] else { return false }
-        return group.lastHops[path] != nil || group.lastHops.values.contains { $0.isSameName(as: path) }
+        return group.hops[path] != nil || group.hops.values.contains { $0.contains { $0.isSameName(as: path) } }
     }
 
-    /// Pending names whose content a rename brought from `source` last (sorted).
+    /// Pending names whose content renames brought through `source` (sorted).
     func renameDestinations(from source: String) -> [String] {
-        groups.values.flatMap { group in group.lastHops.filter { $0.value.isSameName(as: source) }.map(\.key) }.sorted()
+        groups.values.flatMap { group in group.hops.filter { $0.value.contains { $0.isSameName(as: source) } }.map(\.key) }.sorted()
     }
 
     /// Names at or below `directory` whose content a pending name came from by a rename.
@@ -256,7 +257,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             pending[path] = nil
             groups[entry.group]?.members.remove(path)
             groups[entry.group]?.origins[path] = nil
-            groups[entry.group]?.lastHops[path] = nil
+            groups[entry.group]?.hops[path] = nil
             if groups[entry.group]?.members.isEmpty == true { groups[entry.group] = nil }
         }
     }
@@ -292,9 +293,13 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         groups[id]?.origins[path] = origin == .name(path) ? nil : origin
     }
 
-    private mutating func setLastHop(_ source: String?, of path: String) {
+    private func hops(of path: String) -> [String] {
+        pending[path].flatMap { groups[$0.group]?.hops[path] } ?? []
+    }
+
+    private mutating func setHops(_ hops: [String], of path: String) {
         guard let id = pending[path]?.group else { return }
-        groups[id]?.lastHops[path] = source
+        groups[id]?.hops[path] = hops.isEmpty ? nil : hops
     }
 
     /// Puts two names into one group: they settle together.
@@ -304,7 +309,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         else { return }
         larger.members.formUnion(smaller.members)
         larger.origins.merge(smaller.origins) { _, new in new }
-        larger.lastHops.merge(smaller.lastHops) { _, new in new }
+        larger.hops.merge(smaller.hops) { _, new in new }
         for member in smaller.members { pending[member]?.group = a }
         groups[a] = larger
         groups[b] = nil

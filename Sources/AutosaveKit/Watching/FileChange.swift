@@ -16,15 +16,15 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// nothing to report, but a buffer that looked at the file meanwhile must look again. Never
     /// logged, never sent to subscribers; always `removed`.
     public var isTransient: Bool
-    /// For a name whose content came by a rename the kernel paired from a name that is not where
-    /// the content started (a file made there, or made or moved over a known name, then renamed
-    /// on, all in one burst): that name, which has no file now. A buffer there that holds this very file
+    /// For a name whose content came by renames the kernel paired through names that are not
+    /// where the content started (a file made there, or made or moved over a known name, then
+    /// renamed on, all in one burst): those names, in order, that have no file now. A buffer there that holds this very file
     /// (device and inode) follows it; the name's own file, if it had one, is gone.
-    public var arrivedFrom: String?
+    public var arrivedFrom: [String]
 
     public init(
         _ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false, isTransient: Bool = false,
-        arrivedFrom: String? = nil
+        arrivedFrom: [String] = []
     ) {
         self.kind = kind
         self.path = path

@@ -23,13 +23,11 @@ extension FileWatcher {
         }
         for move in moves { known.remove(move.from) }
         var changes: [FileChange] = []
-        /// The name a file left last in this burst, when that is not where its content came from
-        /// and the name has no file now: known or not (a buffer may have opened a file made inside
-        /// the burst), a buffer there holding that file follows it.
-        func arrival(at name: String, from origin: String?) -> String? {
-            guard let hop = burst.lastHops[name], origin.map({ !hop.isSameName(as: $0) }) ?? true, now[hop] == nil
-            else { return nil }
-            return hop
+        /// The names a file passed through in this burst, but for where its content came from,
+        /// that have no file now: known or not (a buffer may have opened a file made inside the
+        /// burst), a buffer on one of them holding that file follows it.
+        func arrival(at name: String, from origin: String?) -> [String] {
+            (burst.hops[name] ?? []).filter { hop in origin.map { !hop.isSameName(as: $0) } ?? true && now[hop] == nil }
         }
         for move in moves {
             known.insert(move.to)

@@ -73,7 +73,7 @@ extension Workspace {
             guard let identity = await buffers[key]?.fileIdentity, identity.links <= 1,
                 let (path, _, _) = arrived.first(where: { path, fingerprint, hop in
                     fingerprint == identity
-                        || (hop.map { $0.isSameName(as: key) } == true && fingerprint.device == identity.device
+                        || (hop.contains { $0.isSameName(as: key) } && fingerprint.device == identity.device
                             && fingerprint.inode == identity.inode)
                 })
             else { continue }
