@@ -64,6 +64,15 @@ import Testing
             ])
     }
 
+    /// A rename storm through one chain keeps the latest names only, so each step costs the same.
+    @Test func aLongChainKeepsItsLatestHops() {
+        var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
+        for step in 0..<100 { moved(&settler, "f\(step)", "f\(step + 1)", cookie: UInt32(step + 1), at: 0) }
+        let burst = settler.takeDue(at: at(50)).first
+        #expect(burst?.hops["f100"] == (84..<100).map { "f\($0)" })
+        #expect(burst?.origins["f100"] == .name("f0"), "the origin is kept whole")
+    }
+
     @Test func aRenameFromAnUnpairedCookieIsNewContent() {
         var settler = ChangeSettler<Instant>(settle: .milliseconds(50))
         settler.record(FileEvent(path: "f", kind: .movedTo, cookie: 9, renamedFromIgnored: "sedX1Y2Z3"), at: at(0))

@@ -117,7 +117,7 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
             if let source = sources.removeValue(forKey: event.cookie), !source.path.isSameName(as: path) {
                 join(source.path, path)
                 setOrigin(source.origin, of: path)
-                setHops(source.hops + [source.path], of: path)
+                setHops(Array((source.hops + [source.path]).suffix(Self.hopLimit)), of: path)
             } else if let temp = event.renamedFromIgnored, IgnoreRules.isAgentTempName(temp) {
                 // The agent's own save of this name: the name's own content, not someone else's.
                 break
@@ -292,6 +292,11 @@ public struct ChangeSettler<Instant: InstantProtocol> where Instant.Duration == 
         guard let id = pending[path]?.group else { return }
         groups[id]?.origins[path] = origin == .name(path) ? nil : origin
     }
+
+    /// How many names a content's hops keep, the latest: a rename storm through one chain inside
+    /// a window (thousands in its second) would otherwise copy a growing list at every step, and a
+    /// buffer opened on a name many renames back is what a rescan-like look at the disk is for.
+    static var hopLimit: Int { 16 }
 
     private func hops(of path: String) -> [String] {
         pending[path].flatMap { groups[$0.group]?.hops[path] } ?? []
