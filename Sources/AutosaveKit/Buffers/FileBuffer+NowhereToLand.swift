@@ -20,6 +20,7 @@ extension FileBuffer {
         let kept = try await writeConflictCopy(of: content, path: path, revision: revision)
         let copy = context.shown(kept.path)
         copiedAside = (revision, copy)
+        machine.keptAside(revision: revision)
         announceConflict(path: path, kind: "removed", kept: .buffer, copy: copy, revision: revision, next: Self.whyKeptAside(cause))
         return copy
     }

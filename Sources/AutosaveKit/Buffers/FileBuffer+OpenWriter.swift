@@ -8,14 +8,13 @@ extension FileBuffer {
     /// The autosave found the file held open for writing by another process: nothing was written.
     /// It looks again shortly, and writes in place once `maxDelayMs` after the first unsaved edit
     /// has passed; it is logged once per wait (`save-waiting`).
-    func waitForWriter() {
+    func waitForWriter(isFirstWait: Bool) {
         let now = context.clock.now
         // The edits are as unsaved as before: their window still counts from their first edit.
         schedule.saveFoundFileChanged(at: now)
         let cap = (schedule.firstUnsavedEdit ?? now).advanced(by: schedule.maxDelay)
         schedule.retry(at: min(now.advanced(by: Self.writerRecheck), cap))
-        if !isWaitingForWriter {
-            isWaitingForWriter = true
+        if isFirstWait {
             let wait = now.duration(to: cap)
             context.logger.info(
                 "save-waiting",

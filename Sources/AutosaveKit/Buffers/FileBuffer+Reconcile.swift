@@ -5,18 +5,20 @@ extension FileBuffer {
     ///
     /// Clean: reload. Dirty: merge line by line, or keep both versions when the edits overlap.
     /// Removed while dirty: write it again. Removed while clean: close. A change that lands
-    /// during a save is looked at once that save is done.
+    /// during a save is looked at once that save is done, and one that lands during the first
+    /// read once that read is done.
     func reconcileWithDisk() async {
-        guard !isClosed else { return }
-        if isSaving {
-            needsReconcile = true
-            return
-        }
-        needsReconcile = false
-        reconcilesInFlight += 1
+        guard machine.diskChanged() == .read else { return }
+        await takeInDisk()
+    }
+
+    /// Reads the disk and takes in what changed: the look the machine counts as under way
+    /// (`diskChanged` answered `.read`, or a save or the first read found it due).
+    func takeInDisk() async {
         defer {
-            reconcilesInFlight -= 1
-            resumeReconcileWaiters()
+            let finished = machine.reconcileFinished()
+            resume(finished.waiters)
+            if finished.mustRearm { rescheduleTimer() }
         }
         let disk: DiskVersion?
         do { disk = try await readDisk() } catch {
@@ -30,10 +32,6 @@ extension FileBuffer {
                             ? "treated as removed: the unsaved edits stay in the buffer and go to a conflict copy while the path leads there"
                             : "treated as removed: the buffer closes without reading it",
                     ])
-                if isSaving {
-                    needsReconcile = true
-                    return
-                }
                 await apply(nil)
                 return
             }
@@ -56,30 +54,19 @@ extension FileBuffer {
             rescheduleTimer()
             return
         }
-        if isSaving {
-            needsReconcile = true
-            return
-        }
         await apply(disk)
     }
 
     /// Whether an external change has reached the buffer but not yet its text: a reconcile is
-    /// under way, or waits for the save in flight.
-    var isReconciling: Bool { needsReconcile || reconcilesInFlight > 0 }
+    /// under way, or waits for the save in flight or the first read.
+    var isReconciling: Bool { machine.isReconciling }
 
     /// Returns once every external change handed to the buffer is in its text (merged, reloaded
     /// or kept aside), or the buffer is closed.
     func waitUntilReconciled() async {
-        guard isReconciling, !isClosed else { return }
-        await withCheckedContinuation { reconcileWaiters.append($0) }
-    }
-
-    /// Lets `waitUntilReconciled()` callers go once nothing is left to take in (or the buffer closed).
-    func resumeReconcileWaiters() {
-        guard !isReconciling || isClosed else { return }
-        let waiters = reconcileWaiters
-        reconcileWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        await withCheckedContinuation { waiter in
+            if machine.waitUntilReconciled(waiter) == .resumeNow { waiter.resume() }
+        }
     }
 
     private func apply(_ disk: DiskVersion?) async {
@@ -133,8 +120,9 @@ extension FileBuffer {
             schedule.retry(at: context.clock.now.advanced(by: wait))
             rescheduleTimer()
         case .close:
+            let waiters = machine.removedWhileClean()
             base = nil
-            markClosed()
+            didClose(waiters)
             context.logger.info("removed", metadata: ["path": "\(path)", "revision": "\(revision)"])
             context.emit(.removed(path: path))
         }
@@ -168,7 +156,7 @@ extension FileBuffer {
             rescheduleTimer()
             return
         }
-        guard self.revision == revisionAtStart, !isSaving, !isClosed else {
+        guard self.revision == revisionAtStart, !machine.isSaving, !machine.isClosed else {
             // Edited while the copy was written: decide again with what is there now.
             await reconcileWithDisk()
             return
@@ -202,13 +190,31 @@ extension FileBuffer {
     /// the save backoff (the workspace's flush tries once more, then reports the edits lost).
     ///
     /// - Returns: whether the buffer closed (its edits copied, or nothing to keep).
+    /// Edits taken while the copy is written are copied too: it closes only once its latest
+    /// revision is in a copy.
     @discardableResult
     func closeReplaced() async -> Bool {
-        guard isDirty, let content else {
-            markClosed()
-            return true
+        while true {
+            let (action, waiters) = machine.replaced(hasEditsToKeep: content != nil)
+            guard action == .copyAside, let content else {
+                didClose(waiters)
+                return true
+            }
+            let copied = await copyReplaced(content)
+            let (isClosed, closedWaiters) = machine.replacedCopyFinished(copied: copied)
+            if isClosed {
+                didClose(closedWaiters)
+                return true
+            }
+            if copied == nil { return false }
         }
-        isDisplaced = true
+    }
+
+    /// Writes the conflict copy of a displaced buffer's `content`.
+    ///
+    /// - Returns: the revision copied; nil when the copy could not be written (logged, and
+    ///   retried by the timer).
+    private func copyReplaced(_ content: [UInt8]) async -> Int? {
         let path = self.path
         let revision = self.revision
         do {
@@ -216,15 +222,14 @@ extension FileBuffer {
             announceConflict(
                 path: path, kind: "replaced", kept: .disk, copy: context.shown(kept.path), revision: revision,
                 next: "another file was renamed over it; the buffer's unsaved edits are in the copy")
-            markClosed()
-            return true
+            return revision
         } catch {
             let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             reportConflictCopyFailed(
                 path: path, error: error,
                 next: "another file was renamed over it; its unsaved edits stay in memory, and the copy is retried in \(milliseconds) ms (an agent crash before it is written loses them)")
             rescheduleTimer()
-            return false
+            return nil
         }
     }
 

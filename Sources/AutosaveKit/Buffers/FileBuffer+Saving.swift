@@ -12,35 +12,54 @@ extension FileBuffer {
     /// (Returning after the first, `close` forgot a buffer whose merge was never written.) Edits
     /// made while it writes are left to the next save.
     ///
+    /// A save in flight is waited for first, and so is a look at the disk under way (a save
+    /// never writes over a version the buffer has not taken in).
+    ///
     /// - Throws: `WorkspaceError.saveFailed`, the buffer still dirty and retrying with backoff:
-    ///   the write failed, or the file changed under every attempt (`changedOnDisk`).
+    ///   the write failed, or the file changed under every attempt (`changedOnDisk`), or another
+    ///   file was renamed over it (it is displaced, its edits on their way to a conflict copy).
     func save() async throws(WorkspaceError) {
-        for _ in 0..<Self.explicitSaveAttempts {
-            while isSaving { await waitForSave() }
-            guard isDirty, !isClosed else { return }
-            let asked = revision
-            if let error = await performSave(heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
-            if let saved = lastSavedRevision, saved >= asked { return }
+        var attempts = 0
+        while true {
+            switch machine.saveRequested() {
+            case .nothingToSave:
+                return
+            case .copyAside:
+                if await closeReplaced() { return }
+                throw .saveFailed(path: path, .changedOnDisk(path: path))
+            case .waitForSave:
+                await withCheckedContinuation { waiter in
+                    if machine.waitForSave(waiter) == .resumeNow { waiter.resume() }
+                }
+            case .waitForReconcile:
+                await waitUntilReconciled()
+            case .start(let asked):
+                attempts += 1
+                if let error = await write(revision: asked, heldOpen: .writeInPlace) { throw .saveFailed(path: path, error) }
+                if let saved = machine.savedRevision, saved >= asked { return }
+                if attempts >= Self.explicitSaveAttempts { throw .saveFailed(path: path, .changedOnDisk(path: path)) }
+            }
         }
-        throw .saveFailed(path: path, .changedOnDisk(path: path))
     }
 
     /// Tries an explicit save makes before it gives up on a file that changes under each one.
     static var explicitSaveAttempts: Int { 4 }
 
-    private func waitForSave() async {
-        await withCheckedContinuation { saveWaiters.append($0) }
-    }
-
-    /// Writes the current revision; nil on success (or when the save became a reconcile, or
-    /// waits for a writer to close the file).
+    /// Writes the current revision if the machine lets a save start now (the autosave timer's
+    /// save); nil on success, or when no save started.
     ///
     /// - Parameter heldOpen: what to do about a file another process holds open for writing; an
     ///   autosave waits for the close (`.wait`) until `maxDelayMs` after the first unsaved edit.
     @discardableResult
     func performSave(heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
-        guard isDirty, !isSaving else { return nil }
-        isSaving = true
+        // A save in flight, or a look at the disk, re-arms the timer when it is done.
+        guard case .start(let revision) = machine.saveRequested() else { return nil }
+        return await write(revision: revision, heldOpen: heldOpen)
+    }
+
+    /// Writes `revision` (the current one, which the machine just let start); nil on success (or
+    /// when the save became a reconcile, or waits for a writer to close the file).
+    private func write(revision: Int, heldOpen: AtomicWriter.HeldOpen) async -> WriteError? {
         let snapshot = (revision: revision, text: text, expected: base?.fingerprint)
         let writer = context.writer
         let path = self.path
@@ -62,19 +81,16 @@ extension FileBuffer {
         } catch {
             result = .failure(error)
         }
-        defer {
-            let waiters = saveWaiters
-            saveWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
-        }
+        // Callers of `save()` that waited go once the save is wholly done (reported, and any
+        // change of the disk it found taken in).
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        defer { resume(waiters) }
         switch result {
         case .success(let written):
             let commit = written?.commit
             adoptBase(
                 written.map { DiskVersion(bytes: $0.bytes, fingerprint: $0.commit.fingerprint) }, text: snapshot.text, digest: prepared?.digest)
-            lastSavedRevision = snapshot.revision
             schedule.saveSucceeded()
-            isWaitingForWriter = false
             let elapsed = ContinuousClock.now - started
             let milliseconds = elapsed.milliseconds
             let size = snapshot.text?.count ?? 0
@@ -90,7 +106,8 @@ extension FileBuffer {
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
             // Durable and reported; the old version goes now. A save waited on returns after it.
             if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
-            isSaving = false
+            let finished = machine.saveFinished(.saved(revision: snapshot.revision))
+            waiters = finished.waiters
             do { try await context.journal?.markSaved(path, revision: snapshot.revision, source: journalSource) } catch {
                 context.logger.warning(
                     "journal-failed",
@@ -98,21 +115,24 @@ extension FileBuffer {
             }
             if isDirty { schedule.edited(at: context.clock.now) } else { schedule.cleaned() }
             rescheduleTimer()
-            if needsReconcile { await reconcileWithDisk() }
+            if finished.mustReconcile { await takeInDisk() }
             return nil
         case .failure(.heldOpen):
-            isSaving = false
-            waitForWriter()
-            if needsReconcile { await reconcileWithDisk() }
+            let finished = machine.saveFinished(.heldOpen)
+            waiters = finished.waiters
+            waitForWriter(isFirstWait: finished.isFirstWaitForWriter)
+            if finished.mustReconcile { await takeInDisk() }
             return nil
         case .failure(.changedOnDisk):
-            isSaving = false
+            let finished = machine.saveFinished(.changedOnDisk)
+            waiters = finished.waiters
             // Someone wrote the file since the buffer last saw it: merge instead of clobbering.
             if isDirty { schedule.saveFoundFileChanged(at: context.clock.now) }
-            await reconcileWithDisk()
+            await takeInDisk()
             return nil
         case .failure(let error):
-            isSaving = false
+            let finished = machine.saveFinished(.failed)
+            waiters = finished.waiters
             let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             context.logger.warning(
                 "save-failed",
@@ -123,7 +143,7 @@ extension FileBuffer {
             context.emit(.saveFailed(path: path, error: error.description, retryInMilliseconds: milliseconds))
             if error.isNowhereToLand { await keepAsideOrLog(because: error) }
             rescheduleTimer()
-            if needsReconcile { await reconcileWithDisk() }
+            if finished.mustReconcile { await takeInDisk() }
             return error
         }
     }

@@ -7,22 +7,25 @@ import Logging
 /// `revision` that grows with every accepted edit. Edits are applied in arrival order, one at a
 /// time; the actor never awaits in the middle of one. A save snapshots revision N and marks the
 /// buffer clean only if nothing changed while it was written.
+///
+/// Its life (read, clean, dirty, saving, looking at the disk, displaced, closed) and everyone
+/// waiting on it are one `BufferStateMachine`: the actor feeds it what happened and carries out
+/// what it answers, and holds only data of its own (the text, its base, the autosave window).
 public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// The path relative to the root; follows renames.
     public private(set) var path: String
     /// The last version known to be on disk; nil when the file does not exist.
     public internal(set) var base: DiskVersion? {
-        didSet {
-            if base != nil { vanished = nil }
-            knownBaseDigest = nil
-            knownBaseText = nil
-            if !isAdoptingBase { refreshDirty() }
+        get { storedBase }
+        set {
+            setBase(newValue)
+            refreshDirty()
         }
     }
+    private var storedBase: DiskVersion?
     /// `base` as a text that shares its chunks with `text` where they are the same: what makes
     /// `isDirty` cost O(log n) after an edit rather than a comparison of the whole file.
     private var knownBaseText: TextRope?
-    private var isAdoptingBase = false
     /// Names this buffer's journal records, so the journal never strings one buffer's splices
     /// onto another's text (a rename can put two buffers at one path, one after the other).
     let journalSource = UUID()
@@ -42,23 +45,27 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// The buffer's bytes, in one copy of `text`; nil when the buffer deletes its file.
     public var content: [UInt8]? { text?.bytes }
     /// Grows with every accepted edit, reload and merge.
-    public internal(set) var revision = 0
+    public internal(set) var revision = 0 {
+        didSet { if machine.isOpen { machine.contentChanged(revision: revision, isDirty: machine.isDirty) } }
+    }
+    /// The buffer's life: see `BufferStateMachine`.
+    var machine: BufferStateMachine<CheckedContinuation<Void, Never>>
     /// True until the first read of the file completes.
-    public private(set) var isLoading = true
+    public var isLoading: Bool { machine.isLoading }
     /// Whether the buffer holds something the disk does not.
-    public private(set) var isDirty = false
+    public var isDirty: Bool { machine.isDirty }
     /// When the next autosave is due, if one is.
     public var pendingSave: C.Instant? { isDirty ? schedule.deadline : nil }
     /// Whether a save is being written right now.
-    public internal(set) var isSaving = false
-    /// The buffer's file went away while it was clean; the workspace drops it.
-    public private(set) var isClosed = false
+    public var isSaving: Bool { machine.isSaving }
+    /// Whether the buffer is closed (its file went away while clean, a client closed it, another
+    /// file took its place, or the workspace dropped it); the workspace forgets it.
+    public var isClosed: Bool { machine.isClosed }
 
     let context: BufferContext<C>
     var schedule: AutosaveSchedule<C.Instant>
-    /// Another file was renamed over this buffer's file while its conflict copy could not be
-    /// written: it is in no path's place and never saves; its timer retries the copy.
-    var isDisplaced = false
+    /// The one autosave timer: at most one sleeps per buffer; cancelled when re-armed sooner,
+    /// disarmed, or the buffer closes.
     private var timer: Task<Void, Never>?
     private var timerDeadline: C.Instant?
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
@@ -67,23 +74,11 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// Change ids the journal remembers for this path from before this buffer (an earlier run, or
     /// a buffer closed since): a retry of one applies nothing and answers the current revision.
     private var changesBeforeThisBuffer: Set<UUID> = []
-    /// Whether an autosave is waiting for another process to close the file (logged once).
-    var isWaitingForWriter = false
     /// The revision last copied aside because its file had nowhere to land, and the copy.
     var copiedAside: (revision: Int, copy: String)?
-    /// An external change arrived during a save; it is looked at once the save is done.
-    var needsReconcile = false
-    /// The revision the last successful save wrote (or deleted), nil before the first.
-    var lastSavedRevision: Int?
-    /// Reconciles under way: each reads the disk before it changes the text.
-    var reconcilesInFlight = 0
-    /// Callers of `waitUntilReconciled()` waiting for the text to take in the disk's change.
-    var reconcileWaiters: [CheckedContinuation<Void, Never>] = []
     /// The side that keeps the path when this buffer's edits and the disk's overlap, as a client
     /// asked at `open` (an editor showing the buffer keeps its text); nil: `conflicts.keep`.
     var conflictSide: ConflictSide?
-    /// Callers of `save()` waiting for the save in flight.
-    var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
     static var rememberedChangeIDs: Int { 4096 }
 
@@ -93,30 +88,38 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         self.schedule = AutosaveSchedule(
             delay: .milliseconds(context.configuration.autosave.delayMs),
             maxDelay: .milliseconds(context.configuration.autosave.maxDelayMs))
+        let logger = context.logger
+        self.machine = BufferStateMachine { message in
+            logger.error("internal-error", metadata: ["path": "\(path)", "error": "\(message)", "next": "the event is ignored; please report this"])
+        }
     }
 
-    /// The first read, shared by every caller that arrives while it runs.
-    private var loading: Task<Result<Void, WorkspaceError>, Never>?
-
     /// Returns once the file has been read into the buffer; edits wait for it, so none is
-    /// overwritten by a read that finishes after it.
+    /// overwritten by a read that finishes after it. Callers that arrive during the read wait
+    /// for it; when it fails, each of them reads again.
     ///
     /// - Throws: `WorkspaceError.unreadable` (too large, not a regular file, I/O error),
     ///   `.pathRefused` when the path leads out of bounds.
     func ensureLoaded() async throws(WorkspaceError) {
-        guard isLoading else { return }
-        let task = loading ?? Task { await self.loadResult() }
-        loading = task
-        try await task.value.get()
-    }
-
-    private func loadResult() async -> Result<Void, WorkspaceError> {
-        do {
-            try await load()
-            return .success(())
-        } catch {
-            loading = nil
-            return .failure(error)
+        while true {
+            switch machine.loadRequested() {
+            case .ready:
+                return
+            case .wait:
+                await withCheckedContinuation { waiter in
+                    if machine.waitForLoad(waiter) == .resumeNow { waiter.resume() }
+                }
+            case .read:
+                do { try await load() } catch {
+                    resume(machine.loadFailed())
+                    throw error
+                }
+                let (waiters, mustReconcile) = machine.loaded(revision: revision, isDirty: computeIsDirty())
+                resume(waiters)
+                // A change of the file reported while it was read, which the read may have missed.
+                if mustReconcile { await takeInDisk() }
+                return
+            }
         }
     }
 
@@ -131,7 +134,11 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         // A file that does not exist yet stays absent (nil) until a client writes it.
         text = version.map { TextRope($0.bytes) }
         adoptBase(version, text: text)
-        isLoading = false
+    }
+
+    /// Hands waiters back, once each (the machine gave them up).
+    func resume(_ waiters: [CheckedContinuation<Void, Never>]) {
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: - Edits
@@ -185,6 +192,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     ///
     /// - Throws: `WorkspaceError.staleRevision` when `ifRevision` is not the current revision.
     func earlierApplication(of changeID: UUID?, ifRevision: Int?) throws(WorkspaceError) -> Accepted? {
+        // A request that raced the buffer's close would be taken by no one: it goes to no file.
+        guard machine.editRequested() == .accept else { throw .notOpen(path: path) }
         if let changeID, let done = appliedChanges[changeID] { return Accepted(revision: done) }
         if let changeID, changesBeforeThisBuffer.contains(changeID) { return Accepted(revision: revision) }
         if let ifRevision, ifRevision != revision {
@@ -229,26 +238,34 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     /// where it can be, so that `isDirty` stays cheap), and `digest` their `ContentDigest` when
     /// it is known already (a save worked it out: the next edit's record need not).
     func adoptBase(_ version: DiskVersion?, text baseText: TextRope?, digest: UInt64? = nil) {
-        isAdoptingBase = true
-        base = version
-        isAdoptingBase = false
+        setBase(version)
         knownBaseText = version == nil ? nil : baseText
         knownBaseDigest = version == nil ? nil : digest
         refreshDirty()
     }
 
-    /// Works out `isDirty` after `text` or `base` changed.
+    /// Makes `version` the base, forgetting what was worked out of the last one.
+    private func setBase(_ version: DiskVersion?) {
+        storedBase = version
+        if version != nil { vanished = nil }
+        knownBaseDigest = nil
+        knownBaseText = nil
+    }
+
+    /// Tells the machine whether the buffer is dirty after `text` or `base` changed. Before the
+    /// first read is done `loaded` tells it; after a close nothing does: a save or a read that
+    /// was in flight when the buffer was dropped ends into a buffer no one reaches.
     private func refreshDirty() {
-        guard let base else {
-            isDirty = text != nil
-            return
-        }
-        guard let text, text.count == base.bytes.count else {
-            isDirty = true
-            return
-        }
+        guard machine.isOpen else { return }
+        machine.contentChanged(revision: revision, isDirty: computeIsDirty())
+    }
+
+    /// Whether the text differs from `base`.
+    private func computeIsDirty() -> Bool {
+        guard let base else { return text != nil }
+        guard let text, text.count == base.bytes.count else { return true }
         if knownBaseText == nil { knownBaseText = TextRope(base.bytes) }
-        isDirty = text != knownBaseText
+        return text != knownBaseText
     }
 
     /// After any change of `content` or `base`: open, push or close the autosave window.
@@ -280,7 +297,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     // MARK: - The autosave timer
 
     func rescheduleTimer() {
-        let deadline = isDirty && !isClosed ? schedule.deadline : nil
+        let deadline = machine.wantsTimer ? schedule.deadline : nil
         if deadline == nil, timer == nil { return }
         // Typing moves the deadline later with every edit: the running timer stays and re-arms
         // when it fires, so a window costs one or two timers, not one per edit.
@@ -299,8 +316,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     private func timerFired() async {
         timer = nil
         timerDeadline = nil
-        guard isDirty, !isSaving, !isClosed else { return }
-        if isDisplaced {
+        guard machine.isDirty, !machine.isSaving else { return }
+        if machine.isDisplaced {
             await closeReplaced()
             return
         }
@@ -312,6 +329,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             timerDeadline = context.clock.now.advanced(by: GitPause.pollInterval)
             let clock = context.clock
             let deadline = timerDeadline!
+            // The same one timer, polling while git holds its lock; cancelled as above.
             timer = Task { [weak self] in
                 do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
                 await self?.timerFired()
@@ -337,9 +355,49 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         return Int(wait.wholeMilliseconds)
     }
 
-    func markClosed() {
-        isClosed = true
+    /// Drops the buffer as it is: the agent stops (after its flush), its root is gone, or a test
+    /// simulates a crash. Unsaved edits stay in the journal only (and in `content`, for the
+    /// caller to keep elsewhere).
+    ///
+    /// - Returns: whether it held unsaved edits.
+    @discardableResult
+    func abandon() -> Bool {
+        let wasDirty = machine.isDirty
+        didClose(machine.abandoned())
+        return wasDirty
+    }
+
+    /// Closes the buffer for a client, saving its unsaved edits first: it closes only once
+    /// nothing is unsaved, with no await between the last look and the close, so an edit that
+    /// arrives meanwhile is saved too, or refused (`notOpen`) once closed.
+    ///
+    /// - Throws: `WorkspaceError.saveFailed` when a save fails; the buffer then stays open.
+    func close() async throws(WorkspaceError) {
+        while true {
+            let (action, waiters) = machine.closeRequested()
+            switch action {
+            case .closed:
+                didClose(waiters)
+                return
+            case .saveFirst:
+                try await save()
+            }
+        }
+    }
+
+    /// Closes a buffer a request opened and left clean (nothing to keep).
+    ///
+    /// - Returns: whether it closed; false when it holds unsaved edits.
+    func closeIfClean() -> Bool {
+        guard !machine.isDirty, !machine.isSaving else { return false }
+        let (action, waiters) = machine.closeRequested()
+        didClose(waiters)
+        return action == .closed
+    }
+
+    /// After the machine entered `closed`: the timer stops and every waiter goes.
+    func didClose(_ waiters: [CheckedContinuation<Void, Never>]) {
         cancelTimer()
-        resumeReconcileWaiters()
+        resume(waiters)
     }
 }

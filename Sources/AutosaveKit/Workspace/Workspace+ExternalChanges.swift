@@ -9,6 +9,9 @@ extension Workspace {
     /// Takes one settled burst: buffers follow its renames all at once (a swap moves both), then
     /// each buffer it concerns is reconciled with its file.
     func handle(_ burst: [FileChange]) async {
+        changesInHand = burst.count
+        let postponed = postponedLooks
+        postponedLooks = []
         for change in burst where !change.isTransient { broadcast.emit(.externalChange(change)) }
         var moves: [Rename] = []
         for change in burst where change.kind == .moved {
@@ -41,6 +44,9 @@ extension Workspace {
         // Any burst, a rename included: a write through a name, then a rename over that name,
         // reach the watcher as the rename alone.
         await reconcileOtherLinks()
+        // Looks an earlier burst put off: this burst's renames have been followed now.
+        for key in postponed.sorted() { await reconcile(key) }
+        changesInHand = 0
         handledChanges += burst.count
         let ready = handledWaiters.filter { $0.count <= handledChanges }
         handledWaiters.removeAll { $0.count <= handledChanges }
@@ -213,6 +219,13 @@ extension Workspace {
         {
             await watcher.sync()
             if await watcher.isInPendingRename(path) { return }
+            // Settled already, but in a burst not handled yet: the look waits until it has been
+            // (a swap's news came after the look at one of its names, which then took the other
+            // file for its own and stayed when the swap came).
+            if await watcher.emittedCount > handledChanges + changesInHand {
+                postponedLooks.insert(path)
+                return
+            }
         }
         await buffer.reconcileWithDisk()
         if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }

@@ -17,13 +17,15 @@ extension Workspace {
         _ path: String, _ edits: [TextEdit], encoding: PositionEncoding, changeID: UUID? = nil, ifRevision: Int? = nil
     ) async throws(WorkspaceError) -> AcceptedEdit {
         let key = try normalize(path)
-        let wasOpen = buffers[key] != nil
-        let buffer = try await buffer(for: key)
-        let accepted: FileBuffer<C>.Accepted
-        do { accepted = try await buffer.edit(edits, encoding: encoding, changeID: changeID, ifRevision: ifRevision) } catch {
-            await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
-            throw error
+        return try await againIfItsBufferCloses { () throws(WorkspaceError) -> AcceptedEdit in
+            let wasOpen = buffers[key] != nil
+            let buffer = try await buffer(for: key)
+            let accepted: FileBuffer<C>.Accepted
+            do throws(WorkspaceError) { accepted = try await buffer.edit(edits, encoding: encoding, changeID: changeID, ifRevision: ifRevision) } catch {
+                await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
+                throw error
+            }
+            return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
         }
-        return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
     }
 }

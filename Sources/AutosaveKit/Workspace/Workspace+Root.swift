@@ -55,8 +55,7 @@ extension Workspace {
         var lost = 0
         for key in buffers.sortedKeys {
             guard let buffer = buffers[key] else { continue }
-            await buffer.markClosed()
-            guard await buffer.isDirty, let content = await buffer.content else { continue }
+            guard await buffer.abandon(), let content = await buffer.content else { continue }
             do {
                 let copy = try await BlockingIO.run { () throws(WriteError) -> String in try orphans.keep(content, of: key) }
                 kept += 1
@@ -87,8 +86,7 @@ extension Workspace {
         movedRoot = path
         for key in buffers.sortedKeys {
             guard let buffer = buffers[key] else { continue }
-            await buffer.markClosed()
-            if await buffer.isDirty { unsavedEdits.append(await buffer.journalRecord()) }
+            if await buffer.abandon() { unsavedEdits.append(await buffer.journalRecord()) }
         }
         buffers.removeAll()
         await watcher.stop()

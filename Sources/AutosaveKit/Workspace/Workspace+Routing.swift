@@ -9,7 +9,11 @@ extension Workspace {
     func buffer(for path: String) async throws(WorkspaceError) -> FileBuffer<C> {
         if let existing = buffers[path] {
             try await existing.ensureLoaded()
-            return existing
+            if await !existing.isClosed { return existing }
+            // Closed and not dropped yet (its file removed while it was clean, say): a closed
+            // buffer refuses edits, so a fresh one takes the request.
+            if buffers[path] === existing { buffers[path] = nil }
+            return try await buffer(for: path)
         }
         let buffer = FileBuffer(path: path, context: context)
         buffers[path] = buffer

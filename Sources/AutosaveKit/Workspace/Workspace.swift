@@ -28,6 +28,12 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     var flushed = FlushOutcome()
     /// Changes taken from the watcher and handled, to let `sync()` wait for them.
     var handledChanges = 0
+    /// Names whose look at the disk waits for the bursts already settled behind the one in hand:
+    /// their file is another than their buffer's, and one of those bursts may carry the rename
+    /// that explains it.
+    var postponedLooks: Set<String> = []
+    /// How many changes the burst being handled holds (0 between bursts).
+    var changesInHand = 0
     var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var consumer: Task<Void, Never>?
     /// One element each time the state directory was deleted and the journal made again: the lock
@@ -239,17 +245,31 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         _ path: String, _ content: [UInt8], changeID: UUID? = nil, ifRevision: Int? = nil, createParents: Bool = false
     ) async throws(WorkspaceError) -> AcceptedEdit {
         let key = try normalize(path)
-        let wasOpen = buffers[key] != nil
-        let buffer = try await buffer(for: key)
-        // A file that is not there: its folder must be, or the edit would have nowhere to land.
-        if await buffer.base == nil {
-            do { try prepareFolder(for: key, createParents: createParents) } catch {
-                await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
-                throw error
+        return try await againIfItsBufferCloses { () throws(WorkspaceError) -> AcceptedEdit in
+            let wasOpen = buffers[key] != nil
+            let buffer = try await buffer(for: key)
+            // A file that is not there: its folder must be, or the edit would have nowhere to land.
+            if await buffer.base == nil {
+                do throws(WorkspaceError) { try prepareFolder(for: key, createParents: createParents) } catch {
+                    await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
+                    throw error
+                }
+            }
+            let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
+            return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
+        }
+    }
+
+    /// Runs an edit `request` again, from the look-up of its buffer, when the buffer it found
+    /// closed before the edit reached it (its file removed while it was clean, in between): a
+    /// closed buffer refuses edits (`notOpen`), as it would take them to no file, and the edit
+    /// belongs to a fresh buffer.
+    func againIfItsBufferCloses<T>(_ request: () async throws(WorkspaceError) -> T) async throws(WorkspaceError) -> T {
+        while true {
+            do { return try await request() } catch {
+                guard case .notOpen = error else { throw error }
             }
         }
-        let accepted = try await buffer.write(content, changeID: changeID, ifRevision: ifRevision)
-        return AcceptedEdit(revision: accepted.revision, ticket: try await journal(accepted), logger: logger)
     }
 
     /// Writes an accepted edit to the journal; its ticket tells when it is durable.
@@ -292,8 +312,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let key = try normalize(path)
         guard let buffer = buffers[key] else { throw .notOpen(path: key) }
         await followRenameOnItsWay(of: buffer)
-        try await buffer.save()
-        await buffer.markClosed()
+        try await buffer.close()
         let now = await buffer.path
         if buffers[now] === buffer { buffers[now] = nil }
     }
@@ -301,9 +320,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Closes `buffer` when the refused request that opened it was all it was for: no buffer
     /// is left behind by a request that changed nothing.
     func closeIfOpenedOnlyToAsk(_ buffer: FileBuffer<C>, at key: String, wasOpen: Bool) async {
-        guard !wasOpen, buffers[key] === buffer, await !buffer.isDirty else { return }
+        guard !wasOpen, buffers[key] === buffer, await buffer.closeIfClean() else { return }
         buffers[key] = nil
-        await buffer.markClosed()
     }
 
     /// Deletes `path` after every edit queued before it, durably, and returns the revision.
@@ -311,14 +329,16 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.noSuchFile` when there is no file and no open buffer for it.
     public func remove(_ path: String, changeID: UUID? = nil, ifRevision: Int? = nil) async throws(WorkspaceError) -> Int {
         let key = try normalize(path)
-        let wasOpen = buffers[key] != nil
-        let buffer = try await buffer(for: key)
-        // Nothing on disk and nothing coming: refuse, and keep no buffer that was opened only to ask.
-        if !wasOpen, await buffer.text == nil {
-            await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
-            throw .noSuchFile(path: key)
+        let (buffer, accepted) = try await againIfItsBufferCloses { () throws(WorkspaceError) -> (FileBuffer<C>, FileBuffer<C>.Accepted) in
+            let wasOpen = buffers[key] != nil
+            let buffer = try await self.buffer(for: key)
+            // Nothing on disk and nothing coming: refuse, and keep no buffer that was opened only to ask.
+            if !wasOpen, await buffer.text == nil {
+                await closeIfOpenedOnlyToAsk(buffer, at: key, wasOpen: wasOpen)
+                throw .noSuchFile(path: key)
+            }
+            return (buffer, try await buffer.delete(changeID: changeID, ifRevision: ifRevision))
         }
-        let accepted = try await buffer.delete(changeID: changeID, ifRevision: ifRevision)
         try await AcceptedEdit(revision: accepted.revision, ticket: journal(accepted), logger: logger).waitUntilDurable()
         try await buffer.save()
         return accepted.revision
@@ -365,7 +385,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Fault injection for tests: stops watching and every timer without saving anything, as a
     /// crash would; unsaved edits remain only in the journal.
     func _abandon() async {
-        for buffer in buffers.values { await buffer.markClosed() }
+        for buffer in buffers.values { await buffer.abandon() }
         buffers.removeAll()
         await watcher.stop()
     }

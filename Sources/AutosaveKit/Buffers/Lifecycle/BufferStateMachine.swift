@@ -20,8 +20,9 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
     public enum State: Sendable {
         /// Not read yet, or the last read failed (the next caller reads again).
         case unread
-        /// The first read is under way; `waiters` arrived meanwhile and wait for it.
-        case reading(waiters: [Waiter])
+        /// The first read is under way; `waiters` arrived meanwhile and wait for it. A change of
+        /// the disk reported meanwhile (which the read may have missed) is pending in `activity`.
+        case reading(waiters: [Waiter], activity: Activity)
         /// The text is what the disk holds (as far as the buffer knows).
         case clean(Activity)
         /// The text holds edits the disk does not: an autosave is due.
@@ -153,8 +154,8 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
 
     private var activity: Activity? {
         switch state {
-        case .clean(let activity), .dirty(let activity), .displaced(let activity): activity
-        case .unread, .reading, .closed: nil
+        case .clean(let activity), .dirty(let activity), .displaced(let activity), .reading(_, let activity): activity
+        case .unread, .closed: nil
         }
     }
 
@@ -174,7 +175,7 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
     public mutating func loadRequested() -> LoadAction {
         switch state {
         case .unread:
-            state = .reading(waiters: [])
+            state = .reading(waiters: [], activity: Activity())
             return .read
         case .reading: return .wait
         case .clean, .dirty, .displaced, .closed: return .ready
@@ -189,35 +190,43 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
 
     /// `waiter` waits for the read under way.
     public mutating func waitForLoad(_ waiter: Waiter) -> WaitAction {
-        guard case .reading(var waiters) = state else { return .resumeNow }
+        guard case .reading(var waiters, let activity) = state else { return .resumeNow }
         waiters.append(waiter)
-        state = .reading(waiters: waiters)
+        state = .reading(waiters: waiters, activity: activity)
         return .suspend
     }
 
     /// The first read completed at `revision`.
     ///
-    /// - Returns: the waiters to resume (they find the buffer read).
-    public mutating func loaded(revision: Int, isDirty: Bool) -> [Waiter] {
-        guard case .reading(let waiters) = state else {
+    /// - Returns: the waiters to resume (they find the buffer read), and whether a change of the
+    ///   disk arrived during the read: then read the disk again now (the change counts as being
+    ///   looked at) and report `reconcileFinished`.
+    public mutating func loaded(revision: Int, isDirty: Bool) -> (waiters: [Waiter], mustReconcile: Bool) {
+        guard case .reading(let waiters, var activity) = state else {
+            // Abandoned while it read: `closed` handed the waiters back.
+            if isClosed { return ([], false) }
             illegal("loaded")
-            return []
+            return ([], false)
         }
         self.revision = revision
-        state = isDirty ? .dirty(Activity()) : .clean(Activity())
-        return waiters
+        let mustReconcile = activity.reconcilesInFlight > 0
+        activity.reconcilesInFlight = mustReconcile ? 1 : 0
+        state = isDirty ? .dirty(activity) : .clean(activity)
+        return (waiters, mustReconcile)
     }
 
     /// The first read failed.
     ///
-    /// - Returns: the waiters to resume (each reads again).
+    /// - Returns: the waiters to resume (each reads again; a change of the disk that arrived
+    ///   meanwhile is in whatever the next read finds).
     public mutating func loadFailed() -> [Waiter] {
-        guard case .reading(let waiters) = state else {
+        guard case .reading(let waiters, let activity) = state else {
+            if isClosed { return [] }
             illegal("loadFailed")
             return []
         }
         state = .unread
-        return waiters
+        return waiters + activity.reconcileWaiters
     }
 
     // MARK: - Edits
@@ -310,9 +319,13 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         public var isFirstWaitForWriter: Bool
     }
 
-    /// The save in flight ended with `outcome`.
+    /// The save in flight ended with `outcome`. When it must reconcile, the change counts as
+    /// being looked at from now (no `sync` returns before it is in the text): read the disk, as
+    /// after `diskChanged` answered `.read`, and report `reconcileFinished`.
     public mutating func saveFinished(_ outcome: SaveOutcome) -> SaveFinished {
         guard var activity, case .saving(let started, let changed, let waiters) = activity.save else {
+            // Abandoned while it wrote: `closed` handed the waiters back.
+            if isClosed { return SaveFinished(waiters: [], mustReconcile: false, isFirstWaitForWriter: false) }
             illegal("saveFinished")
             return SaveFinished(waiters: [], mustReconcile: false, isFirstWaitForWriter: false)
         }
@@ -329,8 +342,10 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         case .changedOnDisk, .failed:
             break
         }
+        let mustReconcile = changed || outcome == .changedOnDisk
+        if mustReconcile { activity.reconcilesInFlight += 1 }
         setActivity(activity)
-        return SaveFinished(waiters: waiters, mustReconcile: changed || outcome == .changedOnDisk, isFirstWaitForWriter: isFirstWait)
+        return SaveFinished(waiters: waiters, mustReconcile: mustReconcile, isFirstWaitForWriter: isFirstWait)
     }
 
     // MARK: - Changes of the disk
@@ -341,13 +356,20 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         case read
         /// A save is in flight: the change is looked at once it is done (`saveFinished`).
         case afterSave
-        /// The buffer is closed, or not read yet (its read will see the file as it is): nothing to do.
+        /// The first read is under way and may have missed it: looked at once it is done (`loaded`).
+        case afterLoad
+        /// The buffer is closed, or not being read yet (its read will see the file as it is).
         case ignore
     }
 
     /// Someone else changed the buffer's file (or may have).
     public mutating func diskChanged() -> ReconcileAction {
         guard var activity else { return .ignore }
+        if case .reading = state {
+            activity.reconcilesInFlight = 1
+            setActivity(activity)
+            return .afterLoad
+        }
         if case .saving(let revision, _, let waiters) = activity.save {
             activity.save = .saving(revision: revision, diskChangedMeanwhile: true, waiters: waiters)
             setActivity(activity)
@@ -502,7 +524,7 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
     private mutating func close(_ closing: Closing) -> [Waiter] {
         var waiters: [Waiter] = []
         switch state {
-        case .reading(let loadWaiters): waiters = loadWaiters
+        case .reading(let loadWaiters, let activity): waiters = loadWaiters + activity.reconcileWaiters
         case .clean(let activity), .dirty(let activity), .displaced(let activity):
             if case .saving(_, _, let saveWaiters) = activity.save { waiters += saveWaiters }
             waiters += activity.reconcileWaiters
@@ -518,7 +540,8 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         case .clean: state = .clean(activity)
         case .dirty: state = .dirty(activity)
         case .displaced: state = .displaced(activity)
-        case .unread, .reading, .closed: illegal("activity outside an open state")
+        case .reading(let waiters, _): state = .reading(waiters: waiters, activity: activity)
+        case .unread, .closed: illegal("activity outside an open state")
         }
     }
 
