@@ -248,6 +248,7 @@ private final class FlushBox: Sendable {
     func start(isFlush: Bool = true, _ flush: @escaping @Sendable () async -> FlushOutcome) {
         let deadline = isFlush ? self.deadline : nil
         task.withLock {
+            // Owned by FlushBox; never cancelled: the final flush runs to its end, result() awaits it.
             $0 = Task {
                 let outcome = await flush()
                 deadline?.flushed(outcome)
