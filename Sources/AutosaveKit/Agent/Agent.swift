@@ -128,7 +128,14 @@ public struct Agent: Service {
         let control = self.control
         let logger = self.logger
         await withTaskGroup { group in
-            group.addTask { await workspace.run() }
+            group.addTask {
+                await withDiscardingTaskGroup { running in
+                    // Start-up's last work, once `ready` is out; given up if the workspace stops first.
+                    running.addTask { await ready.finishStartUp() }
+                    await workspace.run()
+                    running.cancelAll()
+                }
+            }
             if let control {
                 group.addTask {
                     await Self.serve(
