@@ -177,6 +177,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                                     "next": "it gets the events held for it, then a `dropped` notice with how many it missed, then the end of its connection",
                                 ])
                         }
+                        // Owned by readRequests; cancelled by its defer when the connection's requests end.
                         subscription = Task {
                             for await event in events.events {
                                 await writer.send([OutgoingMessage(line: RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event)))])

@@ -72,6 +72,7 @@ actor CodingAgentSession {
         let changes = self.changes
         let generation = changes.started()
         follower?.cancel()
+        // Owned by the session; cancelled by the next follow() and by stop() (the MCP server ending).
         follower = Task {
             do {
                 try await client.subscribe { method, value in

@@ -48,6 +48,7 @@ enum StandardStreams {
             pthread_detach(thread)
         } else {
             let work = Unmanaged<Work>.fromOpaque(work).takeRetainedValue()
+            // Owned by no one, like the thread it stands in for; never cancelled: it ends with the input.
             Task.detached { work.body() }
         }
     }

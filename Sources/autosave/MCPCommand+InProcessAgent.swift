@@ -55,6 +55,7 @@ final class InProcessAgent: Sendable {
             listened.yield(path)
             listened.finish()
         }
+        // Owned by InProcessAgent (Running.done); never cancelled: stop() ends it through the shutdown trigger.
         let done = Task { () -> (any Error)? in
             defer { listened.finish() }
             do {
@@ -82,6 +83,7 @@ final class InProcessAgent: Sendable {
             _ = await done.value
             throw AgentUnavailable.stopping
         }
+        // Owned by InProcessAgent; never cancelled: it ends with `done`, and tells `endings` if it ended on its own.
         Task {
             let error = await done.value
             let onItsOwn = self.state.withLock { state in

@@ -1,7 +1,6 @@
 import ArgumentParser
 import AutosaveControl
 import AutosaveKit
-import Synchronization
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -87,25 +86,38 @@ extension RunCommand {
         }
         let group = ServiceGroup(
             configuration: .init(
-                services: [agent],
+                services: [
+                    .init(service: agent),
+                    // Last, so a signal's graceful shutdown ends it first; ending on its own, it shuts the group down.
+                    .init(service: shutdown, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
                 gracefulShutdownSignals: signals,
                 logger: Logger(label: "autosave.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
-        shutdown.group = group
         return (group, shutdown)
     }
 }
 
-/// Lets a client's `stop` reach the service group created after the agent.
-final class ShutdownTrigger: Sendable {
-    private let box = Mutex<ServiceGroup?>(nil)
+/// Lets a client's `stop` shut the agent's service group down gracefully, as a signal does: a
+/// service of that group that returns at the first `trigger()`, and the group then shuts down.
+final class ShutdownTrigger: Service {
+    private let requests: AsyncStream<Void>
+    private let requested: AsyncStream<Void>.Continuation
 
-    var group: ServiceGroup? {
-        get { box.withLock { $0 } }
-        set { box.withLock { $0 = newValue } }
+    init() {
+        (requests, requested) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Asks for a graceful shutdown; nothing more happens once one has begun.
     func trigger() {
-        guard let group else { return }
-        Task { await group.triggerGracefulShutdown() }
+        requested.yield()
+    }
+
+    /// Returns at the first trigger, or when the group shuts down (or is cancelled) for another reason.
+    func run() async {
+        await withGracefulShutdownHandler {
+            for await _ in requests { return }
+        } onGracefulShutdown: { [requested] in
+            requested.finish()
+        }
     }
 }

@@ -128,7 +128,14 @@ public struct Agent: Service {
         let control = self.control
         let logger = self.logger
         await withTaskGroup { group in
-            group.addTask { await workspace.run() }
+            group.addTask {
+                await withDiscardingTaskGroup { running in
+                    // Start-up's last work, once `ready` is out; given up if the workspace stops first.
+                    running.addTask { await ready.finishStartUp() }
+                    await workspace.run()
+                    running.cancelAll()
+                }
+            }
             if let control {
                 group.addTask {
                     await Self.serve(
@@ -181,20 +188,25 @@ extension Agent {
                 logger.error("control-failed", metadata: ["error": "\(error)", "next": "running without the control socket"])
             }
         }
-        // One server at a time: the old one is gone (its socket file too) before the next binds.
-        // (A task group cannot do this: tasks added after cancelAll() start cancelled.)
-        var server = Task { await once(true) }
-        for await _ in workspace.stateDirectoryRecreations {
-            server.cancel()
-            await server.value
+        // One server at a time, each in a task group of its own (tasks added to a group after its
+        // cancelAll() start cancelled): the old one is gone (its socket file too) before the next binds.
+        var recreations = workspace.stateDirectoryRecreations.makeAsyncIterator()
+        var isFirst = true
+        while true {
+            let isFirstServer = isFirst
+            let again = await withTaskGroup { group in
+                group.addTask { await once(isFirstServer) }
+                // The stream ends when the agent stops (or this task is cancelled): so does the server.
+                let again = await recreations.next() != nil
+                group.cancelAll()
+                return again
+            }
+            guard again else { return }
             do { lock.replace(with: try AgentLock(stateDirectory: configuration.stateDirectory, root: configuration.root)) } catch {
                 logger.error("lock-failed", metadata: ["error": "\(error)", "next": "running on; a second agent for this root would not be refused"])
             }
-            server = Task { await once(false) }
+            isFirst = false
         }
-        // The stream ends when the agent stops (or this task is cancelled): so does the server.
-        server.cancel()
-        await server.value
     }
 }
 
@@ -248,6 +260,7 @@ private final class FlushBox: Sendable {
     func start(isFlush: Bool = true, _ flush: @escaping @Sendable () async -> FlushOutcome) {
         let deadline = isFlush ? self.deadline : nil
         task.withLock {
+            // Owned by FlushBox; never cancelled: the final flush runs to its end, result() awaits it.
             $0 = Task {
                 let outcome = await flush()
                 deadline?.flushed(outcome)

@@ -17,6 +17,9 @@ struct Readiness: Sendable {
     /// Start-up work that may end after `ready` (the known files of a big tree); start-up's
     /// pages are given back once it is done.
     let finishingStartUp: @Sendable () async -> Void
+    /// One element once `ready` is out: what `finishStartUp()` waits for.
+    private let announced: AsyncStream<Void>
+    private let announcedContinuation: AsyncStream<Void>.Continuation
 
     init(
         root: String, scan: DirectoryScan, startedAt: ContinuousClock.Instant, clock: ContinuousClock, logger: Logger,
@@ -29,6 +32,7 @@ struct Readiness: Sendable {
         self.logger = logger
         self.notifier = notifier
         self.finishingStartUp = finishingStartUp
+        (announced, announcedContinuation) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Announces readiness; `socket` is where clients connect (nil when the agent serves none).
@@ -42,11 +46,19 @@ struct Readiness: Sendable {
         if let socket { metadata["socket"] = "\(socket)" }
         logger.info("ready", metadata: metadata)
         notifier?.send("READY=1", logger: logger)
-        // Not before start-up's last work is done: what it frees and faults in after `ready`
-        // would stay resident (3.5 MB on a million files). Nothing waits for this task.
-        Task { [finishingStartUp] in
+        announcedContinuation.yield()
+        announcedContinuation.finish()
+    }
+
+    /// Once `ready` is out, finishes start-up's last work and gives start-up's pages back; returns
+    /// without doing so when cancelled first (the workspace stopped before it was ready).
+    func finishStartUp() async {
+        for await _ in announced {
+            // Not before start-up's last work is done: what it frees and faults in after `ready`
+            // would stay resident (3.5 MB on a million files).
             await finishingStartUp()
             StartUpPages.giveBack()
+            return
         }
     }
 }

@@ -332,6 +332,7 @@ public actor EditJournal {
         let path = self.path
         let copies = pins.takeUnsynced()
         let bases = Self.basesDirectory(directory)
+        // Owned by the journal (one at a time: isSyncing); never cancelled: finishSync takes its result.
         Task {
             let result = await Self.sync(file, path: path, copies: copies, in: bases)
             self.finishSync(through: target, result)

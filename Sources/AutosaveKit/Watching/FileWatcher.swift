@@ -376,6 +376,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         let clock = self.clock
         settleTimer = (
             deadline,
+            // Owned by settleTimer; cancelled when re-armed or woken (settleWindowsDue), and by finish().
             Task { [weak self] in
                 do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
                 await self?.settleTimerWoke(for: deadline)
@@ -387,6 +388,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         guard rescanTimer == nil else { return }
         let clock = self.clock
         let continuation = inputContinuation
+        // Owned by the watcher; cancelled by a rescan that leaves nothing unwatched, and by finish().
         rescanTimer = Task {
             while !Task.isCancelled {
                 do { try await clock.sleep(for: interval) } catch { return }

@@ -126,6 +126,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let rescans = watcher.rescans
         let losses = watcher.stateDirectoryLosses
         let rootChanges = watcher.rootChanges
+        // Owned by the workspace (run() awaits it); never cancelled: it ends when the watcher's streams finish.
         consumer = Task { [weak self] in
             await withTaskGroup { group in
                 group.addTask {
