@@ -45,7 +45,7 @@ extension Workspace {
         // reach the watcher as the rename alone.
         await reconcileOtherLinks()
         // Looks an earlier burst put off: this burst's renames have been followed now.
-        for key in postponed.sorted() { await reconcile(key) }
+        for key in postponed.sorted { await reconcile(key) }
         changesInHand = 0
         handledChanges += burst.count
         let ready = handledWaiters.filter { $0.count <= handledChanges }
@@ -223,7 +223,7 @@ extension Workspace {
             // (a swap's news came after the look at one of its names, which then took the other
             // file for its own and stayed when the swap came).
             if await watcher.emittedCount > handledChanges + changesInHand {
-                postponedLooks.insert(path)
+                _ = postponedLooks.insert(path)
                 return
             }
         }

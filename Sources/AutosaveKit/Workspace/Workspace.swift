@@ -31,7 +31,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Names whose look at the disk waits for the bursts already settled behind the one in hand:
     /// their file is another than their buffer's, and one of those bursts may carry the rename
     /// that explains it.
-    var postponedLooks: Set<String> = []
+    var postponedLooks: PathSet = []
     /// How many changes the burst being handled holds (0 between bursts).
     var changesInHand = 0
     var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
