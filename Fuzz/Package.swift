@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
 // The fuzz targets: libFuzzer harnesses for the configuration parser, the control-socket
-// request decoder, the three-way line merge, the patch reader and ranged edits. Build and run
-// them with `Fuzz/run [SECONDS]`:
+// request decoder, the three-way line merge, the patch reader, ranged edits and the buffer's state
+// machine. Build and run them with `Fuzz/run [SECONDS]`:
 // it adds the address sanitizer, libFuzzer's coverage instrumentation and libFuzzer itself,
 // without which a plain `swift build` of this package does not link.
 import PackageDescription
@@ -39,6 +39,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzLineMerge",
+            dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
+        ),
+        .executableTarget(
+            name: "FuzzBufferStateMachine",
             dependencies: ["CLibFuzzer", .product(name: "AutosaveKit", package: "autosave")]
         ),
     ]
