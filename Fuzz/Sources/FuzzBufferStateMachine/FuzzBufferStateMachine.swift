@@ -11,8 +11,9 @@
 // (a) an accepted revision is never dropped: the buffer closes (other than `.abandoned`) clean,
 //     or with `keptAsideRevision == revision`;
 // (b) a save never starts while a change of the disk is reported and not yet taken in;
-// (c) every suspended waiter is handed back exactly once, by an event that can end its wait,
-//     none is left waiting for something nothing will finish, and none is left in `closed`;
+// (c) every suspended waiter is handed back exactly once, by an event that can end its wait (a
+//     waiter for the disk only once no look at it is under way or due), none is left waiting for
+//     something nothing will finish, and none is left in `closed`;
 // (d) `closed` is terminal, with the reason it closed for;
 // and that the machine's own view (state, revision, saving) agrees with its driver's. An event
 // the machine calls illegal is a finding too: the fuzz build is a release build, where the
@@ -233,6 +234,9 @@ private struct Driver {
             calling("reconcileFinished()")
             let finished = machine.reconcileFinished()
             answer("waiters \(finished.waiters), mustRearm \(finished.mustRearm)")
+            if !finished.waiters.isEmpty, reconcilesInFlight > 0 || isDiskChangedDuringSave {
+                fail("(c) reconcileFinished handed back \(finished.waiters) while the disk is still being looked at: a sync would return early")
+            }
             handBack(finished.waiters, by: "reconcileFinished", ending: [.reconcile])
             if reconcilesInFlight == 0 {
                 if wasOpen, isSaveDueAfterReconcile, !finished.mustRearm {
