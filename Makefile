@@ -112,7 +112,8 @@ powercut: deps
 	$(RELEASE_BUILD)
 	/usr/bin/python3 soak/powercut.py --binary .build/release/autosave --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
-# libFuzzer on the config parser, the JSON-RPC decoder, the merge and the patch reader, FUZZ_SECONDS each.
+# libFuzzer on the config parser, the JSON-RPC decoder, the merge, the patch reader, ranged edits and the
+# buffer's state machine, FUZZ_SECONDS each.
 fuzz: deps
 	Fuzz/run $(FUZZ_SECONDS)
 

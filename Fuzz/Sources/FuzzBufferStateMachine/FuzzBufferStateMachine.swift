@@ -9,7 +9,8 @@
 // (what it started and has not heard back from, whether its text is dirty), built from the
 // machine's answers, and checks, with fatalError naming the broken promise:
 // (a) an accepted revision is never dropped: the buffer closes (other than `.abandoned`) clean,
-//     or with `keptAsideRevision == revision`;
+//     or with `keptAsideRevision == revision` (or `.replaced` while its unsaved edit is a pending
+//     delete: another file took the name, and there is no text to keep);
 // (b) a save never starts while a change of the disk is reported and not yet taken in;
 // (c) every suspended waiter is handed back exactly once, by an event that can end its wait (a
 //     waiter for the disk only once no look at it is under way or due), none is left waiting for
@@ -26,10 +27,10 @@
 // A read, a save, a look at the disk or a displaced buffer's copy that ends after the buffer
 // closed is reported all the same (the machine takes those). `FUZZ_BSM_RACES` (comma-separated,
 // or `all`) lets the driver report two completions the default driver holds back because the
-// machine refuses them today (see the report of issue 34): `keptAside` (a conflict copy is
-// written after the buffer closed; by default the driver drops it) and `copyWhileDirty` (a
-// displaced buffer's copy ends after it went clean and was edited again; by default the driver
-// reports it as `keptAside`).
+// machine refuses them today (its illegal-event path; reported on issue 34): `keptAside` (a
+// conflict copy is written after the buffer closed; by default the driver drops it) and
+// `copyWhileDirty` (a displaced buffer's copy ends after it went clean and was edited again; by
+// default the driver reports it as `keptAside`).
 import AutosaveKit
 import Glibc
 
