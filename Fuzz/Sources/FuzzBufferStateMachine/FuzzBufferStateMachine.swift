@@ -24,38 +24,13 @@
 // (Fuzz/.build/findings/FuzzBufferStateMachine/libfuzzer.log) holds the sequence;
 // `FUZZ_BSM_TRACE=1 Fuzz/.build/release/FuzzBufferStateMachine FILE` prints it for any input.
 //
-// A read, a save, a look at the disk or a displaced buffer's copy that ends after the buffer
-// closed is reported all the same (the machine takes those). `FUZZ_BSM_RACES` (comma-separated,
-// or `all`) lets the driver report two completions the default driver holds back because the
-// machine refuses them today (its illegal-event path; reported on issue 34): `keptAside` (a
-// conflict copy is written after the buffer closed; by default the driver drops it) and
-// `copyWhileDirty` (a displaced buffer's copy ends after it went clean and was edited again; by
-// default the driver reports it as `keptAside`).
+// A read, a save, a look at the disk, a conflict copy or a displaced buffer's copy that ends
+// after the buffer closed is reported all the same (the machine takes those). A displaced buffer
+// stays displaced whatever its text, so its copy never ends in another state.
 import AutosaveKit
 import Glibc
 
 typealias Machine = BufferStateMachine<Int>
-
-/// Completions the default driver does not report (see the header).
-struct Races: OptionSet {
-    let rawValue: Int
-    static let keptAside = Races(rawValue: 1)
-    static let copyWhileDirty = Races(rawValue: 2)
-
-    static let fromEnvironment: Races = {
-        guard let value = getenv("FUZZ_BSM_RACES") else { return [] }
-        var races: Races = []
-        for name in String(cString: value).split(separator: ",") {
-            switch name {
-            case "keptAside": races.insert(.keptAside)
-            case "copyWhileDirty": races.insert(.copyWhileDirty)
-            case "all": races = [.keptAside, .copyWhileDirty]
-            default: fatalError("FUZZ_BSM_RACES: unknown race \(name) (keptAside, copyWhileDirty, all)")
-            }
-        }
-        return races
-    }()
-}
 
 // MARK: - Failing with the sequence
 
@@ -117,7 +92,6 @@ private enum Phase { case unread, reading, open, closed }
 /// A correct driver of one buffer: the machine, and what the driver knows from its answers.
 private struct Driver {
     var machine = Machine(reportIllegal: { fail("illegal event in a legal sequence: \($0)") })
-    let races = Races.fromEnvironment
 
     var phase = Phase.unread
     /// The revision the driver last reported, and whether its text differs from the disk.
@@ -251,10 +225,6 @@ private struct Driver {
             note("(a conflict copy of revision \(revision) is being written)")
         case .keptAside:
             let copied = conflictCopies.remove(at: input.next() % conflictCopies.count)
-            guard phase != .closed || races.contains(.keptAside) else {
-                note("(the conflict copy of \(copied) is written; closed meanwhile: not reported)")
-                break
-            }
             calling("keptAside(revision: \(copied))")
             machine.keptAside(revision: copied)
         case .replaced: replaced()
@@ -319,7 +289,6 @@ private struct Driver {
         machine.contentChanged(revision: revision, isDirty: dirty)
         self.revision = revision
         (isDirty, isPendingDelete) = (dirty, isDelete)
-        if !dirty { isDisplaced = false }
     }
 
     /// `byCaller`: a client's `save()`, which waits; else the timer's, which does not.
@@ -429,16 +398,6 @@ private struct Driver {
     mutating func replacedCopyFinished(_ input: inout InputReader) {
         let revision = replacedCopies.remove(at: input.next() % replacedCopies.count)
         let copied = input.next() % 3 == 0 ? nil : revision
-        if state == "dirty", !races.contains(.copyWhileDirty) {
-            // Taken back to the disk's text and edited again while the copy was written: the
-            // machine refuses `replacedCopyFinished` there; the copy is an ordinary conflict copy.
-            note("(the copy of \(revision) ends while dirty: reported as keptAside)")
-            if let copied {
-                calling("keptAside(revision: \(copied))")
-                machine.keptAside(revision: copied)
-            }
-            return
-        }
         calling("replacedCopyFinished(copied: \(copied.map(String.init) ?? "nil"))")
         let (isClosed, waiters) = machine.replacedCopyFinished(copied: copied)
         answer("isClosed \(isClosed), waiters \(waiters)")

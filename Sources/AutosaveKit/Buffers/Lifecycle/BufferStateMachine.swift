@@ -10,7 +10,8 @@
 ///
 /// What it guarantees, and `FuzzBufferStateMachine` checks after every event of random sequences:
 /// - an accepted revision is never dropped: the buffer closes (other than abandoned at shutdown
-///   or by a crash test, where the journal keeps it) only clean, or with that revision copied aside;
+///   or by a crash test, where the journal keeps it) only clean, or with that revision copied
+///   aside, or renamed over while its unsaved edit was a delete (the file it would delete is gone);
 /// - a save never starts while a change of the disk is being looked at or waits to be: it never
 ///   writes over a version the buffer has not taken in;
 /// - every waiter is handed back exactly once, and none is left in `closed`;
@@ -251,10 +252,10 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         case .clean(let activity), .dirty(let activity):
             self.revision = revision
             state = isDirty ? .dirty(activity) : .clean(activity)
-        case .displaced(let activity):
+        case .displaced:
+            // It stays displaced whatever its text: no path holds that text now (the file it
+            // matched was renamed over), so its copy is written all the same.
             self.revision = revision
-            // Taken back to what the disk held before it was renamed over: nothing is left to copy.
-            if !isDirty { state = .clean(activity) }
         case .unread, .reading:
             // The first read sets the text and its base before `loaded`.
             self.revision = revision
@@ -333,7 +334,10 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         var isFirstWait = false
         switch outcome {
         case .saved(let revision):
-            if revision != started { illegal("saveFinished(saved \(revision)) of a save of \(started)") }
+            if revision != started {
+                illegal("saveFinished(saved \(revision)) of a save of \(started)")
+                return SaveFinished(waiters: [], mustReconcile: false, isFirstWaitForWriter: false)
+            }
             savedRevision = revision
             activity.isWaitingForWriter = false
         case .heldOpen:
@@ -425,12 +429,9 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
 
     // MARK: - Copies aside and closing
 
-    /// `revision` was written to a conflict copy.
+    /// `revision` was written to a conflict copy (also after a close: a copy begun before the
+    /// buffer was abandoned still lands).
     public mutating func keptAside(revision: Int) {
-        guard !isClosed else {
-            illegal("keptAside")
-            return
-        }
         keptAsideRevision = revision
     }
 
@@ -470,13 +471,11 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
             keptAsideRevision = revision
             if revision < self.revision { return (false, []) }
             return (true, close(.replaced))
-        case .clean:
-            // Edited back to the version it had while the copy was written: nothing is unsaved.
-            if let revision { keptAsideRevision = revision }
-            return (true, close(.replaced))
         case .closed:
+            // Abandoned while the copy was written.
+            if let revision { keptAsideRevision = revision }
             return (true, [])
-        case .unread, .reading, .dirty:
+        case .unread, .reading, .clean, .dirty:
             illegal("replacedCopyFinished")
             return (false, [])
         }
