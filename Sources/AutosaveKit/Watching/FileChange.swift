@@ -21,10 +21,17 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// renamed on, all in one burst): those names, in order, that have no file now. A buffer there that holds this very file
     /// (device and inode) follows it; the name's own file, if it had one, is gone.
     public var arrivedFrom: [String]
+    /// The file at `path` when the change settled, as the watcher saw it to classify the change;
+    /// nil when no file was there (removed, or created and gone again), and for a directory's
+    /// change, which names no file. The buffers take it rather than looking at the name again;
+    /// what must know the disk as it is now (a later change may be on its way) still looks.
+    ///
+    /// Not part of equality: two changes are equal when they say the same thing happened.
+    public var fingerprint: Fingerprint?
 
     public init(
         _ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false, isTransient: Bool = false,
-        arrivedFrom: [String] = []
+        arrivedFrom: [String] = [], fingerprint: Fingerprint? = nil
     ) {
         self.kind = kind
         self.path = path
@@ -32,6 +39,21 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
         self.isDirectory = isDirectory
         self.isTransient = isTransient
         self.arrivedFrom = arrivedFrom
+        self.fingerprint = fingerprint
+    }
+
+    public static func == (lhs: FileChange, rhs: FileChange) -> Bool {
+        lhs.kind == rhs.kind && lhs.path == rhs.path && lhs.from == rhs.from && lhs.isDirectory == rhs.isDirectory
+            && lhs.isTransient == rhs.isTransient && lhs.arrivedFrom == rhs.arrivedFrom
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(path)
+        hasher.combine(from)
+        hasher.combine(isDirectory)
+        hasher.combine(isTransient)
+        hasher.combine(arrivedFrom)
     }
 
     public var description: String {
