@@ -220,6 +220,19 @@ final class WatcherHarness: Sendable {
         await harness.stop()
     }
 
+    /// Two changes are equal when they say the same thing happened, whatever file each saw; their
+    /// names are compared as bytes (NFC and NFD spellings are two files).
+    @Test func changesAreEqualWhenTheySayTheSameThingHappened() throws {
+        let project = try TemporaryDirectory()
+        let seen = try #require(Fingerprint.of(try project.write("f.txt", "x")))
+        #expect(FileChange(.modified, "f.txt", fingerprint: seen) == FileChange(.modified, "f.txt"))
+        #expect(Set([FileChange(.modified, "f.txt", fingerprint: seen), FileChange(.modified, "f.txt")]).count == 1)
+        #expect(FileChange(.created, "caf\u{E9}.txt") != FileChange(.created, "cafe\u{301}.txt"))
+        #expect(FileChange(.moved, "b", from: "caf\u{E9}") != FileChange(.moved, "b", from: "cafe\u{301}"))
+        let composed = FileChange(.modified, "b", arrivedFrom: ["caf\u{E9}"])
+        #expect(composed != FileChange(.modified, "b", arrivedFrom: ["cafe\u{301}"]))
+    }
+
     @Test func aRenameOverAnExistingFileIsAMove() async throws {
         let harness = try await WatcherHarness(files: ["draft.txt": "new", "final.txt": "old"])
         try harness.project.rename("draft.txt", "final.txt")

@@ -1,3 +1,5 @@
+import ByteNames
+
 /// A settled external change: one burst of kernel events on one name, classified.
 public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// What happened to the path, as a user would say it.
@@ -42,18 +44,20 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
         self.fingerprint = fingerprint
     }
 
+    /// Names compared as bytes, as Linux compares them.
     public static func == (lhs: FileChange, rhs: FileChange) -> Bool {
-        lhs.kind == rhs.kind && lhs.path == rhs.path && lhs.from == rhs.from && lhs.isDirectory == rhs.isDirectory
-            && lhs.isTransient == rhs.isTransient && lhs.arrivedFrom == rhs.arrivedFrom
+        (lhs.kind, lhs.isDirectory, lhs.isTransient) == (rhs.kind, rhs.isDirectory, rhs.isTransient)
+            && lhs.path.isSameName(as: rhs.path) && lhs.from.map { PathKey($0) } == rhs.from.map { PathKey($0) }
+            && lhs.arrivedFrom.elementsEqual(rhs.arrivedFrom) { $0.isSameName(as: $1) }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
-        hasher.combine(path)
-        hasher.combine(from)
+        hasher.combine(PathKey(path))
+        hasher.combine(from.map { PathKey($0) })
         hasher.combine(isDirectory)
         hasher.combine(isTransient)
-        hasher.combine(arrivedFrom)
+        hasher.combine(arrivedFrom.map { PathKey($0) })
     }
 
     public var description: String {
