@@ -189,6 +189,50 @@ final class WatcherHarness: Sendable {
         await harness.stop()
     }
 
+    /// A settled change carries the file the watcher classified it by, as it was then (device,
+    /// inode, size, modification time), so that the buffers need not look at the name again; a
+    /// removal carries none. Before it did, each settled change was looked at 3-4 more times on
+    /// its way to a buffer.
+    @Test func aSettledChangeCarriesTheFileAsItWasWhenItSettled() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old\n", "a.txt": "a", "gone.txt": "g"])
+        try harness.project.write("f.txt", "new content\n")
+        try harness.project.write("new.txt", "n")
+        try harness.project.rename("a.txt", "b.txt")
+        try harness.project.remove("gone.txt")
+        let written = try #require(Fingerprint.of(harness.path("f.txt")))
+        let created = try #require(Fingerprint.of(harness.path("new.txt")))
+        let moved = try #require(Fingerprint.of(harness.path("b.txt")))
+        let first = Dictionary(uniqueKeysWithValues: try await harness.settleAll().map { ($0.path, $0) })
+        #expect(
+            Set(first.values.map(\.description))
+                == ["modified f.txt", "created new.txt", "moved a.txt -> b.txt", "removed gone.txt"])
+        let modified = try #require(first["f.txt"]?.fingerprint)
+        #expect(modified.device == written.device && modified.inode == written.inode && modified.size == 12)
+        #expect(modified == written)
+        #expect(first["new.txt"]?.fingerprint == created)
+        #expect(first["b.txt"]?.fingerprint == moved, "a move carries its destination's file")
+        #expect(first["gone.txt"].map { $0.fingerprint == nil } == true, "a removal carries no file")
+        // Written again in place: the next change carries the file as it is then.
+        try harness.project.write("f.txt", "newer and longer\n")
+        let again = try await harness.settleAll()
+        #expect(again.map(\.fingerprint?.size) == [17])
+        #expect(again.first?.fingerprint?.inode == written.inode)
+        await harness.stop()
+    }
+
+    /// Two changes are equal when they say the same thing happened, whatever file each saw; their
+    /// names are compared as bytes (NFC and NFD spellings are two files).
+    @Test func changesAreEqualWhenTheySayTheSameThingHappened() throws {
+        let project = try TemporaryDirectory()
+        let seen = try #require(Fingerprint.of(try project.write("f.txt", "x")))
+        #expect(FileChange(.modified, "f.txt", fingerprint: seen) == FileChange(.modified, "f.txt"))
+        #expect(Set([FileChange(.modified, "f.txt", fingerprint: seen), FileChange(.modified, "f.txt")]).count == 1)
+        #expect(FileChange(.created, "caf\u{E9}.txt") != FileChange(.created, "cafe\u{301}.txt"))
+        #expect(FileChange(.moved, "b", from: "caf\u{E9}") != FileChange(.moved, "b", from: "cafe\u{301}"))
+        let composed = FileChange(.modified, "b", arrivedFrom: ["caf\u{E9}"])
+        #expect(composed != FileChange(.modified, "b", arrivedFrom: ["cafe\u{301}"]))
+    }
+
     @Test func aRenameOverAnExistingFileIsAMove() async throws {
         let harness = try await WatcherHarness(files: ["draft.txt": "new", "final.txt": "old"])
         try harness.project.rename("draft.txt", "final.txt")

@@ -1,3 +1,5 @@
+import ByteNames
+
 /// A settled external change: one burst of kernel events on one name, classified.
 public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// What happened to the path, as a user would say it.
@@ -21,10 +23,17 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     /// renamed on, all in one burst): those names, in order, that have no file now. A buffer there that holds this very file
     /// (device and inode) follows it; the name's own file, if it had one, is gone.
     public var arrivedFrom: [String]
+    /// The file at `path` when the change settled, as the watcher saw it to classify the change;
+    /// nil when no file was there (removed, or created and gone again), and for a directory's
+    /// change, which names no file. The buffers take it rather than looking at the name again;
+    /// what must know the disk as it is now (a later change may be on its way) still looks.
+    ///
+    /// Not part of equality: two changes are equal when they say the same thing happened.
+    public var fingerprint: Fingerprint?
 
     public init(
         _ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false, isTransient: Bool = false,
-        arrivedFrom: [String] = []
+        arrivedFrom: [String] = [], fingerprint: Fingerprint? = nil
     ) {
         self.kind = kind
         self.path = path
@@ -32,6 +41,23 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
         self.isDirectory = isDirectory
         self.isTransient = isTransient
         self.arrivedFrom = arrivedFrom
+        self.fingerprint = fingerprint
+    }
+
+    /// Names compared as bytes, as Linux compares them.
+    public static func == (lhs: FileChange, rhs: FileChange) -> Bool {
+        (lhs.kind, lhs.isDirectory, lhs.isTransient) == (rhs.kind, rhs.isDirectory, rhs.isTransient)
+            && lhs.path.isSameName(as: rhs.path) && lhs.from.map { PathKey($0) } == rhs.from.map { PathKey($0) }
+            && lhs.arrivedFrom.elementsEqual(rhs.arrivedFrom) { $0.isSameName(as: $1) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(PathKey(path))
+        hasher.combine(from.map { PathKey($0) })
+        hasher.combine(isDirectory)
+        hasher.combine(isTransient)
+        hasher.combine(arrivedFrom.map { PathKey($0) })
     }
 
     public var description: String {

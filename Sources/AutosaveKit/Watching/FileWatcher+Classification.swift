@@ -32,7 +32,8 @@ extension FileWatcher {
         for move in moves {
             known.insert(move.to)
             ownWrites.forget(move.from)
-            changes.append(FileChange(.moved, move.to, from: move.from, arrivedFrom: arrival(at: move.to, from: move.from)))
+            let hops = arrival(at: move.to, from: move.from)
+            changes.append(FileChange(.moved, move.to, from: move.from, arrivedFrom: hops, fingerprint: now[move.to]))
         }
         let destinations = PathSet(moves.map(\.to))
         for name in burst.names where !destinations.contains(name) {
@@ -66,7 +67,8 @@ extension FileWatcher {
     /// How long a removal may turn out to have been a rename's first half.
     static var renameHalfLife: Duration { .seconds(2) }
 
-    /// The change of one name, comparing what was known with what is there now.
+    /// The change of one name, comparing what was known with what is there now (`current`, which
+    /// the change carries on).
     func classify(_ path: String, current: Fingerprint?) -> FileChange? {
         let existedBefore = known.contains(path)
         if ownWrites.isOwn(path, current: current) {
@@ -74,14 +76,16 @@ extension FileWatcher {
             logger.trace("own-write", metadata: ["path": "\(path)"])
             // A save written in place through one name of a file with several (hard links)
             // changed the others too: nothing to report, but their buffers must look again.
-            if let current, current.links > 1 { return FileChange(.removed, path, isTransient: true) }
+            if let current, current.links > 1 {
+                return FileChange(.removed, path, isTransient: true, fingerprint: current)
+            }
             return nil
         }
         switch (existedBefore, current != nil) {
-        case (true, true): return FileChange(.modified, path)
+        case (true, true): return FileChange(.modified, path, fingerprint: current)
         case (false, true):
             known.insert(path)
-            return FileChange(.created, path)
+            return FileChange(.created, path, fingerprint: current)
         case (true, false):
             known.remove(path)
             rememberRemoved(path)
@@ -102,9 +106,9 @@ extension FileWatcher {
         reportedChangeTimes[path] = fingerprint.changed
     }
 
-    /// Whether a rescan's candidate is something the watcher already reported or made itself.
-    func isAlreadyAccountedFor(_ path: String) -> Bool {
-        let current = Fingerprint.of(configuration.root + "/" + path)
+    /// Whether a rescan's candidate, `current` on disk, is something the watcher already reported
+    /// or made itself.
+    func isAlreadyAccountedFor(_ path: String, current: Fingerprint?) -> Bool {
         if let current, reportedChangeTimes[path] == current.changed { return true }
         return ownWrites.isOwn(path, current: current)
     }
@@ -123,11 +127,14 @@ extension FileWatcher {
             guard !settler.isPending(file.path) else { continue }
             if !known.contains(file.path) {
                 known.insert(file.path)
-                report(FileChange(.created, file.path))
-            } else if let threshold, let changed = file.changeTime, changed >= threshold,
-                !isAlreadyAccountedFor(file.path)
-            {
-                report(FileChange(.modified, file.path))
+                // The listing holds names (and change times), not fingerprints: the one look a
+                // reported change needs is taken here, so the buffers need not take their own.
+                let current = Fingerprint.of(configuration.root + "/" + file.path)
+                report(FileChange(.created, file.path, fingerprint: current))
+            } else if let threshold, let changed = file.changeTime, changed >= threshold {
+                let current = Fingerprint.of(configuration.root + "/" + file.path)
+                guard !isAlreadyAccountedFor(file.path, current: current) else { continue }
+                report(FileChange(.modified, file.path, fingerprint: current))
             }
         }
         let inScope: [String]

@@ -25,7 +25,8 @@ extension Workspace {
                 moves.append(Rename(from: from, to: change.path))
             }
         }
-        moves += await renamesFoundByIdentity(in: burst, besides: moves)
+        let settled = SettledFiles(burst, root: root)
+        moves += await renamesFoundByIdentity(in: burst, besides: moves, settled: settled)
         await follow(moves)
         for change in burst {
             switch (change.kind, change.isDirectory) {
@@ -43,7 +44,7 @@ extension Workspace {
         }
         // Any burst, a rename included: a write through a name, then a rename over that name,
         // reach the watcher as the rename alone.
-        await reconcileOtherLinks()
+        await reconcileOtherLinks(settled: settled)
         // Looks an earlier burst put off: this burst's renames have been followed now.
         for key in postponed.sorted { await reconcile(key) }
         changesInHand = 0
@@ -62,16 +63,19 @@ extension Workspace {
     /// rename from the buffer's name (`arrivedFrom`: a file created, renamed over the buffer's
     /// name, then on, all in one burst), the same device and inode are enough: it is the file the
     /// name held, written since or not.
-    func renamesFoundByIdentity(in burst: [FileChange], besides moves: [Rename]) async -> [Rename] {
+    ///
+    /// Names are compared as the burst settled (`settled`), where it has news of them: `follow`
+    /// looks at the disk again before a buffer moves.
+    func renamesFoundByIdentity(
+        in burst: [FileChange], besides moves: [Rename], settled: SettledFiles
+    ) async -> [Rename] {
         let arrivals = burst.filter { $0.kind != .removed && !$0.isDirectory }
         guard !arrivals.isEmpty else { return [] }
-        let arrived = arrivals.compactMap { change in
-            Fingerprint.of(root + "/" + change.path).map { (change.path, $0, change.arrivedFrom) }
-        }
+        let arrived = arrivals.compactMap { change in change.fingerprint.map { (change.path, $0, change.arrivedFrom) } }
         let moving = PathSet(moves.map(\.from))
         var found: [Rename] = []
         // Only buffers whose name has no file any more can have lost it this way.
-        for key in buffers.sortedKeys where !moving.contains(key) && Fingerprint.of(root + "/" + key) == nil {
+        for key in buffers.sortedKeys where !moving.contains(key) && settled.fingerprint(of: key) == nil {
             // The whole fingerprint, not the inode alone: a file created where one was just deleted
             // often gets its inode number.
             // A file with other names (hard links) lost one name, not its place: the others keep its
@@ -141,6 +145,8 @@ extension Workspace {
         for move in moves {
             guard let buffer = buffers[move.from] else { continue }
             if let base = await buffer.fileIdentity {
+                // Looked at now, not as the burst settled: a buffer opened on the old name since
+                // has its own file there, and stays.
                 func holds(_ path: String) -> Bool {
                     guard let there = Fingerprint.of(root + "/" + path) else { return false }
                     return there.device == base.device && there.inode == base.inode
@@ -194,10 +200,12 @@ extension Workspace {
     /// kernel reports the name written through only: buffers open on a file of several names whose
     /// own name no longer shows the version they know look again. Asked of each buffer's own name,
     /// not of the name written through: that name may already hold another file (renamed over it
-    /// in the same moment) when the change arrives.
-    func reconcileOtherLinks() async {
+    /// in the same moment) when the change arrives. A name the burst changed is taken as it
+    /// settled (`settled`): its buffer was reconciled just before, and a change since is news of a
+    /// burst to come.
+    func reconcileOtherLinks(settled: SettledFiles) async {
         for key in buffers.sortedKeys {
-            guard let base = await buffers[key]?.base?.fingerprint, let now = Fingerprint.of(root + "/" + key),
+            guard let base = await buffers[key]?.base?.fingerprint, let now = settled.fingerprint(of: key),
                 now.links > 1 || base.links > 1, now != base
             else { continue }
             await reconcile(key)
@@ -214,6 +222,7 @@ extension Workspace {
         // yet put it there (a swap, say), that rename's burst decides whether the buffer follows
         // its own file; looking now would take the newcomer for the buffer's file (quietly, when
         // the two have the same bytes), and the buffer would then stay where its file left.
+        // Looked at now, not as the change settled: the buffer reads the disk as it is now.
         if let identity = await buffer.fileIdentity, let there = Fingerprint.of(root + "/" + path),
             there.device != identity.device || there.inode != identity.inode
         {
@@ -229,5 +238,26 @@ extension Workspace {
         }
         await buffer.reconcileWithDisk()
         if await buffer.isClosed, buffers[path] === buffer { buffers[path] = nil }
+    }
+}
+
+/// What a burst's changes saw at each name they concern, as the watcher looked when they settled,
+/// so that a name it has just looked at is not looked at again on the change's way to the buffer.
+struct SettledFiles {
+    let root: String
+    /// Every file change's name, with its file when it settled (nil: no file was there).
+    private var seen: PathMap<Fingerprint?> = [:]
+
+    init(_ burst: [FileChange], root: String) {
+        self.root = root
+        // A folder's change names no file; the files below it are looked at on disk.
+        for change in burst where !change.isDirectory { seen.updateValue(change.fingerprint, forKey: change.path) }
+    }
+
+    /// The file at `path` (relative to the root): as the burst settled, for a name it changed;
+    /// on disk now, for any other name. Nil when no file is there.
+    func fingerprint(of path: String) -> Fingerprint? {
+        if let settled = seen[path] { return settled }
+        return Fingerprint.of(root + "/" + path)
     }
 }
