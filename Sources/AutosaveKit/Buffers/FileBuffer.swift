@@ -307,6 +307,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         timerDeadline = deadline
         guard let deadline else { return }
         let clock = context.clock
+        // Owned by this buffer, at most one at a time: cancelled here when re-armed sooner or
+        // disarmed, and by `didClose` (`cancelTimer`) when the buffer closes.
         timer = Task { [weak self] in
             do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
             await self?.timerFired()
