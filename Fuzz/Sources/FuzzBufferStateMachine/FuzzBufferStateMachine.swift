@@ -136,7 +136,7 @@ private struct Driver {
         case .conflictCopyStarted: phase == .open && conflictCopies.count < 3
         case .keptAside: !conflictCopies.isEmpty
         case .replacedCopyFinished: !replacedCopies.isEmpty
-        case .removedWhileClean: phase == .open && !isDirty
+        case .removedWhileClean: phase == .open && !isDirty && !isDisplaced
         }
     }
 
@@ -375,7 +375,9 @@ private struct Driver {
             if !isLoadInFlight || phase != .reading { fail("diskChanged answered .afterLoad with no read under way") }
             isDiskChangedDuringLoad = true
         case .ignore:
-            if phase == .open || phase == .reading { fail("a buffer open or being read ignored a change of its disk") }
+            if phase == .open && !isDisplaced || phase == .reading {
+                fail("a buffer open (not displaced) or being read ignored a change of its disk")
+            }
         }
     }
 

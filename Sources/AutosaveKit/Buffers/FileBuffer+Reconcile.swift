@@ -70,6 +70,8 @@ extension FileBuffer {
     }
 
     private func apply(_ disk: DiskVersion?) async {
+        // Renamed over while it read: the file at its path is another's, not a version of its own.
+        guard !machine.isDisplaced else { return }
         await reconcile(with: disk)
         await endPinnedChain()
     }

@@ -362,13 +362,14 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
         case afterSave
         /// The first read is under way and may have missed it: looked at once it is done (`loaded`).
         case afterLoad
-        /// The buffer is closed, or not being read yet (its read will see the file as it is).
+        /// The buffer is closed, or not being read yet (its read will see the file as it is), or
+        /// displaced (its path holds another file now, which is none of its business).
         case ignore
     }
 
     /// Someone else changed the buffer's file (or may have).
     public mutating func diskChanged() -> ReconcileAction {
-        guard var activity else { return .ignore }
+        guard var activity, !isDisplaced else { return .ignore }
         if case .reading = state {
             activity.reconcilesInFlight = 1
             setActivity(activity)
