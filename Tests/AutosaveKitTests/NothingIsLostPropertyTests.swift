@@ -28,7 +28,21 @@ import Testing
             let steps = Self.scenarios.run(using: &random)
             try await Scenario.run(steps, label: "fixed scenario \(index): \(steps)")
         }
+        for steps in Self.foundScenarios {
+            try await Scenario.run(steps, label: "found scenario \(steps)")
+        }
     }
+
+    /// Scenarios exploration found, each a bug since fixed (in the agent or the model): replayed
+    /// on every run.
+    static let foundScenarios: [[Int]] = [
+        // Issue 34's exploration: b.txt's buffer dirty, b.txt renamed to a.txt, a tool writes a
+        // new b.txt, then a client's write of b.txt lands while `save` of b.txt writes (the save
+        // followed its file to a.txt first): that write opened a fresh buffer on b.txt, which read
+        // the tool's version before the client replaced it. The model counted the tool's version
+        // lost; a client that writes over a file it opened has seen it.
+        [598, 8767, 2940, 8176, 344],
+    ]
 
     /// Exploration with fresh seeds (shrinks a failure to a small scenario and prints its seed);
     /// `AUTOSAVE_PROPERTY_CASES=500 swift test --filter NothingIsLost` for a longer search.
@@ -142,10 +156,18 @@ final class Scenario: @unchecked Sendable {
             // A client edit accepted while a save of the same buffer is being written.
             let text = token("client")
             let harness = self.harness
+            let external = latestExternal[file]
+            let opensAFreshBuffer = SharedFlag()
+            let project = harness.project
             racing.arm {
                 let done = DispatchSemaphore(value: 0)
                 let accepted = Mutex(false)
                 Task {
+                    // No buffer at the name now (the one there followed its file away): the write
+                    // opens one, which reads the file first, so the client writes over what it saw.
+                    let isOpen = await harness.workspace.status().contains { $0.path == file }
+                    let disk = try? project.read(file)
+                    opensAFreshBuffer.set(!isOpen && external != nil && disk == external)
                     if (try? await harness.write(file, text)) != nil { accepted.withLock { $0 = true } }
                     done.signal()
                 }
@@ -156,7 +178,10 @@ final class Scenario: @unchecked Sendable {
             // The save first follows a rename on its way (logged `moved`), and the edit, made at
             // the commit, is then to the name as it stands: a new buffer if the file moved on.
             followMoves()
-            if racing.disarm() { latestEdit[file] = text }
+            if racing.disarm() {
+                latestEdit[file] = text
+                if opensAFreshBuffer.isSet { latestExternal[file] = nil }
+            }
         default:
             if await harness.workspace.status().contains(where: { $0.path == file }) {
                 _ = try? await harness.workspace.remove(file)
@@ -273,4 +298,11 @@ extension Array {
         }
         return result
     }
+}
+
+/// A Boolean a racing task sets and the scenario reads after it.
+private final class SharedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set(_ newValue: Bool) { value.withLock { $0 = newValue } }
 }

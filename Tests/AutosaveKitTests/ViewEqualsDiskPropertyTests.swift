@@ -117,6 +117,11 @@ import Testing
         // c.txt made, opened by a client's write, renamed over b.txt, then over d/x.txt and
         // written, in one window: the file's last hop was b.txt, not the buffer's c.txt.
         [16384, 81872, 58822, 4070, 44064],
+        // Issue 34's exploration: b.txt renamed over a.txt (whose buffer was clean), c.txt saved
+        // (its new file took the inode number a.txt's file had freed), then `save` of a.txt before
+        // the rename settled: the buffer took c.txt, holding "its" inode, for where its file went,
+        // and followed it there over c.txt's own buffer.
+        [25936, 656, 0, 36247, 96998, 93780, 94868],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

@@ -116,8 +116,21 @@ extension Workspace {
             guard await buffer.path.isSameName(as: key) else { continue }
             guard buffers[key] === buffer, !holdsTheFile(key) else { return }
             let candidates = identity.links <= 1 ? await watcher.pendingNames.sorted() : await watcher.pendingRenames(from: key)
-            guard let name = candidates.first(where: { !$0.isSameName(as: key) && holdsTheFile($0) }) else { return }
-            await follow([Rename(from: key, to: name)])
+            var found: String?
+            for name in candidates where !name.isSameName(as: key) && holdsTheFile(name) {
+                // The inode number of a file just deleted is often the next new file's: one that
+                // another buffer holds as its own (its save wrote it) is that buffer's file, not
+                // this one's moved on.
+                if let other = buffers[name], other !== buffer, let theirs = await other.fileIdentity,
+                    theirs.device == identity.device, theirs.inode == identity.inode
+                {
+                    continue
+                }
+                found = name
+                break
+            }
+            guard let found else { return }
+            await follow([Rename(from: key, to: found)])
         }
     }
 
