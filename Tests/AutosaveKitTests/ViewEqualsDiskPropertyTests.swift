@@ -122,6 +122,10 @@ import Testing
         // the rename settled: the buffer took c.txt, holding "its" inode, for where its file went,
         // and followed it there over c.txt's own buffer.
         [25936, 656, 0, 36247, 96998, 93780, 94868],
+        // Issue 34's exploration: e/x.txt renamed to d/y.txt, folders swapped round (d → e), and
+        // e/x.txt made anew: the rename's burst, settled after the burst that reported the new
+        // e/x.txt, took e/x.txt from the known files as its source (1 run in 8 under load).
+        [20750, 30381, 56422, 39343, 78606, 11680],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

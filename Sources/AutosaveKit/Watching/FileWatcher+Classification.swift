@@ -22,6 +22,12 @@ extension FileWatcher {
             moves.append((source, name))
         }
         for move in moves { known.remove(move.from) }
+        // A source with a file at its name again, made after the rename and reported in an earlier
+        // burst (not this one, which would classify it), is a file the watcher knows all the same.
+        let burstNames = PathSet(burst.names)
+        for move in moves where !burstNames.contains(move.from) && Fingerprint.of(configuration.root + "/" + move.from) != nil {
+            known.insert(move.from)
+        }
         var changes: [FileChange] = []
         /// The names a file passed through in this burst, but for where its content came from,
         /// that have no file now: known or not (a buffer may have opened a file made inside the
