@@ -126,6 +126,10 @@ import Testing
         // e/x.txt made anew: the rename's burst, settled after the burst that reported the new
         // e/x.txt, took e/x.txt from the known files as its source (1 run in 8 under load).
         [20750, 30381, 56422, 39343, 78606, 11680],
+        // Issue 34's exploration: b.txt open and clean, hard-linked into a new folder d, written
+        // through that link, then d removed, in one window: the link was never reported, the file
+        // has one name again, and the buffer kept the text the file no longer held.
+        [24302, 79053, 53235, 28652, 76896, 93519],
     ]
 
     @Test(arguments: foundScenarios) func foundScenariosStayFixed(_ steps: [Int]) async throws {

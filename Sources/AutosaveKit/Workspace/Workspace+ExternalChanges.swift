@@ -44,7 +44,7 @@ extension Workspace {
         }
         // Any burst, a rename included: a write through a name, then a rename over that name,
         // reach the watcher as the rename alone.
-        await reconcileOtherLinks(settled: settled)
+        await reconcileOtherLinks(settled: settled, foldersWent: burst.contains { $0.isDirectory && $0.kind == .removed })
         // Looks an earlier burst put off: this burst's renames have been followed now.
         for key in postponed.sorted { await reconcile(key) }
         changesInHand = 0
@@ -216,10 +216,14 @@ extension Workspace {
     /// in the same moment) when the change arrives. A name the burst changed is taken as it
     /// settled (`settled`): its buffer was reconciled just before, and a change since is news of a
     /// burst to come.
-    func reconcileOtherLinks(settled: SettledFiles) async {
+    ///
+    /// `foldersWent`: the burst removed a folder. A name linked into it, written through and
+    /// removed with it inside one window was never reported, and the file it shared is back to
+    /// one name by now: every buffer whose file's fingerprint moved looks again.
+    func reconcileOtherLinks(settled: SettledFiles, foldersWent: Bool) async {
         for key in buffers.sortedKeys {
             guard let base = await buffers[key]?.base?.fingerprint, let now = settled.fingerprint(of: key),
-                now.links > 1 || base.links > 1, now != base
+                now.links > 1 || base.links > 1 || foldersWent, now != base
             else { continue }
             await reconcile(key)
         }
