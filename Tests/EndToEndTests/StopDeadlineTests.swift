@@ -51,7 +51,7 @@ struct StopDeadlineTests {
         let lease = try FileLease(project.url("a.txt"))
         defer { lease.release() }
         let reader = try AgentProcess(["cat", "a.txt"], in: project.path)
-        #expect(try await FileLease.waitUntilBreaking(project.url("a.txt")), "the agent's read of a.txt never reached the lease")
+        #expect(await lease.waitUntilBreaking(), "the agent's read of a.txt never reached the lease")
         let line = try await Self.stopPastItsDeadline(agent)
         #expect(line.contains("saved=0") && line.contains("every unsaved edit was saved"), "\(line)")
         #expect(await reader.exitStatus() == 1)
@@ -62,6 +62,9 @@ struct StopDeadlineTests {
 /// until the lease is given back or `lease-break-time` passes.
 final class FileLease: Sendable {
     private let descriptor: Int32
+    /// The kernel's word that another process's `open` waits on the lease: SIGIO to the holder.
+    private let breaks = AsyncRecorder<Void>()
+    private let source: BreakSignal
 
     /// `F_SETLEASE`, which Glibc's Swift module hides behind `_GNU_SOURCE`.
     private static let setLease: Int32 = 1024
@@ -74,32 +77,35 @@ final class FileLease: Sendable {
 
     /// Takes a write lease on `path`, which no other process may have open.
     init(_ path: String) throws {
-        // The kernel tells a holder that someone waits with SIGIO, whose default action ends it.
+        // The kernel tells a holder that someone waits with SIGIO, whose default action ends it:
+        // ignored, and heard through a dispatch source (set up before the lease is taken).
         signal(SIGIO, SIG_IGN)
+        let breaks = self.breaks
+        let source = DispatchSource.makeSignalSource(signal: SIGIO, queue: DispatchQueue(label: "autosave.test.lease"))
+        source.setEventHandler { breaks.append(()) }
+        source.resume()
+        self.source = BreakSignal(source: source)
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0, fcntl(descriptor, Self.setLease, Int32(F_WRLCK)) == 0 else {
             throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(.init(rawValue: errno)!)])
         }
     }
 
-    /// Waits until another process's `open` of `path` waits on its lease (`/proc/locks` shows the
-    /// lease `BREAKING`), polling for up to `timeout`; returns whether it did.
-    static func waitUntilBreaking(_ path: String, timeout: Duration = .seconds(10)) async throws -> Bool {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return false }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
-            if locks.split(separator: "\n").contains(where: { $0.contains("BREAKING") && $0.contains(":\(status.st_ino) ") }) {
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+    /// Waits until another process's `open` of the file waits on the lease (the kernel's SIGIO to
+    /// the holder), for up to `timeout`; returns whether it did.
+    func waitUntilBreaking(timeout: Duration = .seconds(10)) async -> Bool {
+        (try? await breaks.first(timeout: timeout, "SIGIO: the lease breaking") { _ in true }) != nil
     }
 
     /// Gives the lease back; the waiting `open` goes on.
     func release() {
+        source.source.cancel()
         close(descriptor)
     }
+}
+
+/// The lease's signal source. Dispatch sources are thread-safe objects that Swift does not mark
+/// `Sendable`; this one is only created, and cancelled once.
+private struct BreakSignal: @unchecked Sendable {
+    let source: any DispatchSourceSignal
 }
