@@ -391,7 +391,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
     ///
     /// - Returns: whether it closed; false when it holds unsaved edits.
     func closeIfClean() -> Bool {
-        guard !machine.isDirty, !machine.isSaving else { return false }
+        // Unsaved edits, or a save in flight, answer `.saveFirst`: the buffer stays as it is.
         let (action, waiters) = machine.closeRequested()
         didClose(waiters)
         return action == .closed

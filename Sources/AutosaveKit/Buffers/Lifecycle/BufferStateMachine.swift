@@ -145,9 +145,7 @@ public struct BufferStateMachine<Waiter: Sendable>: Sendable {
 
     /// Whether a change of the disk has reached the buffer but not yet its text.
     public var isReconciling: Bool {
-        guard let activity else { return false }
-        if case .saving(_, true, _) = activity.save { return true }
-        return activity.reconcilesInFlight > 0
+        activity.map(isReconciling) ?? false
     }
 
     /// Whether the autosave timer has anything to do: unsaved edits to save, or a copy to retry.
