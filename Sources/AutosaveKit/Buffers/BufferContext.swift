@@ -12,6 +12,8 @@ struct BufferContext<C: Clock>: Sendable where C.Duration == Duration {
     let logger: Logger
     let emit: @Sendable (AgentEvent) -> Void
     let gitPause: GitPause
+    /// Every buffer's autosave timer, keyed by the buffer; `Workspace.run()` runs it.
+    let alarms: Alarms<C, ObjectIdentifier>
     /// Where accepted edits are kept until saved; nil when `journal.enabled` is false.
     let journal: EditJournal?
 

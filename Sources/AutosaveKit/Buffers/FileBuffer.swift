@@ -64,9 +64,8 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     let context: BufferContext<C>
     var schedule: AutosaveSchedule<C.Instant>
-    /// The one autosave timer: at most one sleeps per buffer; cancelled when re-armed sooner,
-    /// disarmed, or the buffer closes.
-    private var timer: Task<Void, Never>?
+    /// The deadline this buffer's one alarm in `context.alarms` serves; nil while none is armed.
+    /// Moved when re-armed sooner, dropped when disarmed or the buffer closes.
     private var timerDeadline: C.Instant?
     /// Change ids already applied, with the revision they produced (bounded, oldest dropped).
     private var appliedChanges: [UUID: Int] = [:]
@@ -298,25 +297,23 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     func rescheduleTimer() {
         let deadline = machine.wantsTimer ? schedule.deadline : nil
-        if deadline == nil, timer == nil { return }
-        // Typing moves the deadline later with every edit: the running timer stays and re-arms
-        // when it fires, so a window costs one or two timers, not one per edit.
-        if let deadline, timer != nil, let current = timerDeadline, current <= deadline { return }
-        timer?.cancel()
-        timer = nil
-        timerDeadline = deadline
-        guard let deadline else { return }
-        let clock = context.clock
-        // Owned by this buffer, at most one at a time: cancelled here when re-armed sooner or
-        // disarmed, and by `didClose` (`cancelTimer`) when the buffer closes.
-        timer = Task { [weak self] in
-            do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
-            await self?.timerFired()
-        }
+        if deadline == nil, timerDeadline == nil { return }
+        // Typing moves the deadline later with every edit: the armed alarm stays and is set again
+        // when it fires, so a window costs one or two wake-ups, not one per edit.
+        if let deadline, let current = timerDeadline, current <= deadline { return }
+        guard let deadline else { return cancelTimer() }
+        arm(for: deadline, at: TimerWakeUp.alarm(for: deadline))
     }
 
-    private func timerFired() async {
-        timer = nil
+    /// Sets this buffer's one alarm; it serves `deadline` (checked when it fires: an alarm moved
+    /// or dropped meanwhile is not this one).
+    private func arm(for deadline: C.Instant, at instant: C.Instant) {
+        timerDeadline = deadline
+        context.alarms.arm(ObjectIdentifier(self), at: instant) { [weak self] in await self?.timerFired(for: deadline) }
+    }
+
+    private func timerFired(for deadline: C.Instant) async {
+        guard timerDeadline == deadline else { return }
         timerDeadline = nil
         guard machine.isDirty, !machine.isSaving else { return }
         if machine.isDisplaced {
@@ -328,14 +325,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
             return
         }
         if context.gitPause.mustWait() {
-            timerDeadline = context.clock.now.advanced(by: GitPause.pollInterval)
-            let clock = context.clock
-            let deadline = timerDeadline!
-            // The same one timer, polling while git holds its lock; cancelled as above.
-            timer = Task { [weak self] in
-                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                await self?.timerFired()
-            }
+            // The same one alarm, polling while git holds its lock.
+            let poll = context.clock.now.advanced(by: GitPause.pollInterval)
+            arm(for: poll, at: poll)
             return
         }
         // An autosave lets a writer that holds the file open finish first, as long as the
@@ -346,9 +338,9 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
 
     /// Stops the timer (the workspace is closing the buffer).
     func cancelTimer() {
-        timer?.cancel()
-        timer = nil
+        guard timerDeadline != nil else { return }
         timerDeadline = nil
+        context.alarms.disarm(ObjectIdentifier(self))
     }
 
     /// Whole milliseconds from now until `instant`, for a log line's "retrying in".

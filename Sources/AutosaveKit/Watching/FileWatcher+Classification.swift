@@ -165,8 +165,7 @@ extension FileWatcher {
                 "ms": "\(Self.rounded(scan.milliseconds))",
             ])
         if scan.unwatched.isEmpty {
-            rescanTimer?.cancel()
-            rescanTimer = nil
+            stopRescanTimer()
         }
         rescansContinuation.yield()
     }

@@ -60,9 +60,13 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Every window with a deadline up to this instant has been settled.
     private var settledThrough: C.Instant?
     private var settledWaiters: [(deadline: C.Instant, continuation: CheckedContinuation<Void, Never>)] = []
-    /// The settling to come: a timer, or (task nil) a `.settleDue` already queued because it was due.
-    private var settleTimer: (deadline: C.Instant, task: Task<Void, Never>?)?
-    var rescanTimer: Task<Void, Never>?
+    /// The deadline of the settling to come: its alarm is armed, or a `.settleDue` is already
+    /// queued because it was due.
+    private var settleDeadline: C.Instant?
+    /// How often unwatched directories are rescanned now; nil while every directory is watched.
+    private var rescanEvery: Duration?
+    /// The settle and rescan timers, served by one task under `run()`.
+    private let alarms: Alarms<C, WatcherAlarm>
     private var isStopped = false
     /// The change time of what was reported last per name, so that a rescan after an overflow
     /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
@@ -73,6 +77,11 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     var recentlyRemoved: PathMap<C.Instant> = [:]
     /// The root, held open: it says whether the root still exists wherever it is now.
     var rootDescriptor: CInt = -1
+
+    private enum WatcherAlarm: Hashable, Sendable {
+        case settle
+        case rescan
+    }
 
     private enum Input: Sendable {
         /// An event and when the watcher thread read it: its settle window starts then, not
@@ -114,6 +123,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         self.ownWrites = ownWrites
         self.configuration = configuration
         self.clock = clock
+        self.alarms = Alarms(clock: clock)
         self.logger = logger
         let rules = IgnoreRules(
             patterns: configuration.configuration.watch.ignore, stateDirectory: configuration.stateDirectoryInsideRoot)
@@ -178,19 +188,23 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Handles events until `stop()`; returns after the last one.
     public func run() async {
         makeKnownFiles()
-        for await input in inputs {
-            switch input {
-            case .watch(let event, let time):
-                eventsInFlight.add(-1)
-                handle(event, at: time)
-            case .settleDue:
-                settleWindowsDue()
-            case .rescanDue: inotify.rescanUnwatched()
-            case .finished:
-                finish()
-                return
+        let alarms = self.alarms
+        await withDiscardingTaskGroup { group in
+            group.addTask { await alarms.run() }
+            for await input in inputs {
+                switch input {
+                case .watch(let event, let time):
+                    eventsInFlight.add(-1)
+                    handle(event, at: time)
+                case .settleDue:
+                    settleWindowsDue()
+                case .rescanDue: inotify.rescanUnwatched()
+                case .finished:
+                    finish()
+                    return
+                }
+                scheduleSettleTimer()
             }
-            scheduleSettleTimer()
         }
     }
 
@@ -269,8 +283,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// A settle timer woke, or a deadline already due was queued: settles what is due. The next
     /// timer is worked out afresh afterwards, whichever timer it was.
     private func settleWindowsDue() {
-        settleTimer?.task?.cancel()
-        settleTimer = nil
+        alarms.disarm(.settle)
+        settleDeadline = nil
         settleDue()
     }
 
@@ -278,12 +292,12 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// first (one may push a window on), so then the settling queues behind them; otherwise it
     /// runs at once, without the wake-up of `run()` that queueing costs.
     private func settleTimerWoke(for deadline: C.Instant) {
-        guard settleTimer?.deadline == deadline else { return }
+        guard settleDeadline == deadline else { return }
         if eventsInFlight.isZero {
             settleWindowsDue()
             scheduleSettleTimer()
         } else {
-            settleTimer = (deadline, nil)
+            settleDeadline = deadline
             inputContinuation.yield(.settleDue)
         }
     }
@@ -294,7 +308,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // in place. Those events come first (a bounded number of times, for a tree never quiet).
         if settleDeferrals < Self.maxSettleDeferrals, !eventsInFlight.isZero || inotify.hasUnreadEvents {
             settleDeferrals += 1
-            settleTimer = (clock.now, nil)
+            settleDeadline = clock.now
             inputContinuation.yield(.settleDue)
             return
         }
@@ -360,50 +374,47 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         let deadline = settler.nextDeadline()
         // Events push their window's deadline later: a timer due earlier stays (it finds nothing
         // due, or less, and the next one is set then) instead of a new timer per event.
-        if let current = settleTimer, let deadline, current.deadline <= deadline { return }
-        if settleTimer == nil, deadline == nil { return }
-        settleTimer?.task?.cancel()
-        settleTimer = nil
+        if let current = settleDeadline, let deadline, current <= deadline { return }
+        if settleDeadline == nil, deadline == nil { return }
+        alarms.disarm(.settle)
+        settleDeadline = deadline
         guard let deadline else { return }
-        let continuation = inputContinuation
         if deadline <= clock.now {
-            // Due already (settleMs 0): queued behind the events already in, as a timer firing
-            // now would be, without the timer and the thread it wakes.
-            settleTimer = (deadline, nil)
-            continuation.yield(.settleDue)
+            // Due already (settleMs 0): queued behind the events already in, as an alarm firing
+            // now would be, without the alarm and the thread it wakes.
+            inputContinuation.yield(.settleDue)
             return
         }
-        let clock = self.clock
-        settleTimer = (
-            deadline,
-            // Owned by settleTimer; cancelled when re-armed or woken (settleWindowsDue), and by finish().
-            Task { [weak self] in
-                do { try await clock.sleep(until: TimerWakeUp.alarm(for: deadline), tolerance: nil) } catch { return }
-                await self?.settleTimerWoke(for: deadline)
-            }
-        )
+        alarms.arm(.settle, at: TimerWakeUp.alarm(for: deadline)) { [weak self] in await self?.settleTimerWoke(for: deadline) }
     }
 
+    /// Rescans unwatched directories every `interval` until a rescan leaves none unwatched.
     func startRescanTimer(every interval: Duration) {
-        guard rescanTimer == nil else { return }
-        let clock = self.clock
+        guard rescanEvery == nil else { return }
+        rescanEvery = interval
+        armRescan()
+    }
+
+    func stopRescanTimer() {
+        rescanEvery = nil
+        alarms.disarm(.rescan)
+    }
+
+    private func armRescan() {
+        guard let interval = rescanEvery else { return }
         let continuation = inputContinuation
-        // Owned by the watcher; cancelled by a rescan that leaves nothing unwatched, and by finish().
-        rescanTimer = Task {
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: interval) } catch { return }
-                continuation.yield(.rescanDue)
-            }
+        alarms.arm(.rescan, at: clock.now.advanced(by: interval)) { [weak self] in
+            continuation.yield(.rescanDue)
+            await self?.armRescan()
         }
     }
 
     private func finish() {
         if rootDescriptor >= 0 { close(rootDescriptor) }
         rootDescriptor = -1
-        settleTimer?.task?.cancel()
-        settleTimer = nil
-        rescanTimer?.cancel()
-        rescanTimer = nil
+        settleDeadline = nil
+        rescanEvery = nil
+        alarms.finish()
         for waiter in barrierWaiters.values { waiter.resume(returning: nil) }
         barrierWaiters.removeAll()
         resumeSettledWaiters(through: nil)

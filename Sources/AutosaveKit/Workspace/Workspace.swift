@@ -35,7 +35,6 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// How many changes the burst being handled holds (0 between bursts).
     var changesInHand = 0
     var handledWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    private var consumer: Task<Void, Never>?
     /// One element each time the state directory was deleted and the journal made again: the lock
     /// and the control socket, which live there too, must be made again by their owner.
     public nonisolated let stateDirectoryRecreations: AsyncStream<Void>
@@ -67,7 +66,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 stateDirectory: configuration.stateDirectory, maxCopiesPerFile: settings.conflicts.maxCopiesPerFile,
                 fsync: settings.write.fsync),
             clock: clock, logger: logger, emit: emit,
-            gitPause: GitPause(root: configuration.root, logger: logger, emit: emit), journal: nil)
+            gitPause: GitPause(root: configuration.root, logger: logger, emit: emit), alarms: Alarms(clock: clock), journal: nil)
         self.watcher = FileWatcher(configuration: configuration, clock: clock, logger: logger, ownWrites: ownWrites)
         (stateDirectoryRecreations, stateDirectoryRecreationsContinuation) = AsyncStream.makeStream(of: Void.self)
     }
@@ -88,7 +87,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 directory: configuration.stateDirectory + "/journal", fsync: configuration.configuration.journal.fsync)
             context = BufferContext(
                 root: context.root, configuration: context.configuration, writer: context.writer, copies: context.copies,
-                clock: context.clock, logger: context.logger, emit: context.emit, gitPause: context.gitPause, journal: journal)
+                clock: context.clock, logger: context.logger, emit: context.emit, gitPause: context.gitPause, alarms: context.alarms,
+                journal: journal)
             if recovery.tornBytes > 0 {
                 logger.warning(
                     "journal-torn",
@@ -122,34 +122,6 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
         for record in recovered { await recover(record) }
-        let changes = watcher.changes
-        let rescans = watcher.rescans
-        let losses = watcher.stateDirectoryLosses
-        let rootChanges = watcher.rootChanges
-        // Owned by the workspace (run() awaits it); never cancelled: it ends when the watcher's streams finish.
-        consumer = Task { [weak self] in
-            await withTaskGroup { group in
-                group.addTask {
-                    for await burst in changes { await self?.handle(burst) }
-                }
-                group.addTask {
-                    // Events were lost: whatever the rescan could not pin down, content comparison will.
-                    for await _ in rescans { await self?.reconcileAll() }
-                }
-                group.addTask {
-                    for await directory in losses { await self?.remakeStateDirectory(directory) }
-                    self?.stateDirectoryRecreationsContinuation.finish()
-                }
-                group.addTask {
-                    for await change in rootChanges {
-                        switch change {
-                        case .removed: await self?.orphanUnsavedEdits()
-                        case .moved(let path): await self?.handOver(movedTo: path)
-                        }
-                    }
-                }
-            }
-        }
         return scan
     }
 
@@ -167,10 +139,39 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         await watcher.makeKnownFiles()
     }
 
-    /// Runs the watcher until `shutdown()`.
+    /// Runs the watcher, routes what it reports to the buffers, and fires their autosave timers,
+    /// until `shutdown()`; returns once the watcher's last change has been handled.
     public func run() async {
-        await watcher.run()
-        await consumer?.value
+        let watcher = self.watcher
+        let alarms = context.alarms
+        await withDiscardingTaskGroup { group in
+            group.addTask { await alarms.run() }
+            await withDiscardingTaskGroup { consumers in
+                consumers.addTask { await watcher.run() }
+                consumers.addTask {
+                    for await burst in watcher.changes { await self.handle(burst) }
+                }
+                consumers.addTask {
+                    // Events were lost: whatever the rescan could not pin down, content comparison will.
+                    for await _ in watcher.rescans { await self.reconcileAll() }
+                }
+                consumers.addTask {
+                    for await directory in watcher.stateDirectoryLosses { await self.remakeStateDirectory(directory) }
+                    self.stateDirectoryRecreationsContinuation.finish()
+                }
+                consumers.addTask {
+                    for await change in watcher.rootChanges {
+                        switch change {
+                        case .removed: await self.orphanUnsavedEdits()
+                        case .moved(let path): await self.handOver(movedTo: path)
+                        }
+                    }
+                }
+            }
+            // The watcher has stopped (after the flush) and its streams are drained: no autosave
+            // is due any more.
+            alarms.finish()
+        }
     }
 
     /// Every event from now on (`saved`, `conflict`, external changes, …).
