@@ -178,12 +178,15 @@ public actor EditJournal {
     ///
     /// - Throws: `JournalError.system` when the fsync failed.
     public func waitUntilDurable(_ sequence: Int) async throws(JournalError) {
-        guard isDurable, sequence > synced else { return }
-        let result = await withCheckedContinuation { continuation in
-            syncWaiters.append((sequence, continuation))
-            startSyncIfIdle()
+        // The first caller to find no fsync running runs one for everyone written so far; those
+        // that come meanwhile wait for it, and one of those it did not cover runs the next.
+        while isDurable, sequence > synced {
+            if isSyncing {
+                try await withCheckedContinuation { syncWaiters.append((sequence, $0)) }.get()
+            } else {
+                try await syncEverythingWritten()
+            }
         }
-        try result.get()
     }
 
     /// Notes that `path` is on disk up to `revision`: its older records are obsolete.
@@ -237,7 +240,7 @@ public actor EditJournal {
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
     private func writeRecord(_ head: [UInt8], _ content: TextRope) throws(JournalError) {
-        // Looking costs two stats: once per group commit when durable (`startSyncIfIdle`),
+        // Looking costs two stats: once per group commit when durable (`syncEverythingWritten`),
         // else every so many records. Whatever went to a detached file is rewritten from `live`.
         recordsSinceLook += 1
         if !isDurable, recordsSinceLook >= Self.recordsBetweenLooks { try recreateIfDeleted() }
@@ -316,39 +319,33 @@ public actor EditJournal {
         }
     }
 
-    private func startSyncIfIdle() {
-        guard !isSyncing, let _ = syncWaiters.first else { return }
+    /// One group commit, run by the caller that found none running: everything written so far.
+    private func syncEverythingWritten() async throws(JournalError) {
         if recordsSinceLook > 0 {
             do { try recreateIfDeleted() } catch {
-                let waiting = syncWaiters
-                syncWaiters.removeAll()
-                for waiter in waiting { waiter.continuation.resume(returning: .failure(error)) }
-                return
+                finishSync(through: appended, .failure(error))
+                throw error
             }
         }
         isSyncing = true
         let target = appended
-        let file = self.file
-        let path = self.path
         let copies = pins.takeUnsynced()
-        let bases = Self.basesDirectory(directory)
-        // Owned by the journal (one at a time: isSyncing); never cancelled: finishSync takes its result.
-        Task {
-            let result = await Self.sync(file, path: path, copies: copies, in: bases)
-            self.finishSync(through: target, result)
-        }
+        let result = await Self.sync(file, path: path, copies: copies, in: Self.basesDirectory(directory))
+        finishSync(through: target, result)
+        try result.get()
     }
 
+    /// Tells the waiters the fsync through `target` covered how it went; the others wake to run
+    /// the next one.
     private func finishSync(through target: Int, _ result: Result<Void, JournalError>) {
         isSyncing = false
         if case .success = result {
             synced = max(synced, target)
             pins.removeReleased(through: synced)
         }
-        let ready = syncWaiters.filter { $0.sequence <= target }
-        syncWaiters.removeAll { $0.sequence <= target }
-        for waiter in ready { waiter.continuation.resume(returning: result) }
-        startSyncIfIdle()
+        let waiting = syncWaiters
+        syncWaiters.removeAll()
+        for waiter in waiting { waiter.continuation.resume(returning: waiter.sequence <= target ? result : .success(())) }
     }
 
     // MARK: - Compaction
