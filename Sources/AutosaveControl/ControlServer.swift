@@ -150,16 +150,22 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     if batch.contains(where: \.isShutdownAnswer) { methods.requestShutdown() }
                 }
             }
-            await readRequests(inbound, writer: writer, queue: queue)
+            await withDiscardingTaskGroup { reading in
+                await readRequests(inbound, writer: writer, queue: queue, subscriptions: &reading)
+                // The connection's requests ended: its event subscription, if it made one, ends too.
+                reading.cancelAll()
+            }
             queue.finish()
         }
     }
 
+    /// Reads and carries out requests until the client stops sending; a `subscribe` adds the
+    /// task that forwards events to `subscriptions` (one per connection).
     private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ControlFrame>, writer: MessageWriter, queue: AnswerQueue
+        _ inbound: NIOAsyncChannelInboundStream<ControlFrame>, writer: MessageWriter, queue: AnswerQueue,
+        subscriptions: inout DiscardingTaskGroup
     ) async {
-        var subscription: Task<Void, Never>?
-        defer { subscription?.cancel() }
+        var isSubscribed = false
         do {
             for try await frame in inbound {
                 switch frame.line.withUnsafeReadableBytes({ RPCCodec.decode($0) }) {
@@ -167,7 +173,8 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(var request):
                     request.content = frame.content
-                    if request.method == RPCMethod.subscribe.rawValue, subscription == nil {
+                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed {
+                        isSubscribed = true
                         let logger = self.logger
                         let events = methods.workspace.subscribe { backlog in
                             logger.warning(
@@ -177,8 +184,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                                     "next": "it gets the events held for it, then a `dropped` notice with how many it missed, then the end of its connection",
                                 ])
                         }
-                        // Owned by readRequests; cancelled by its defer when the connection's requests end.
-                        subscription = Task {
+                        subscriptions.addTask {
                             for await event in events.events {
                                 await writer.send([OutgoingMessage(line: RPCCodec.notification(method: "event", params: ControlMethods<C>.json(event)))])
                             }
