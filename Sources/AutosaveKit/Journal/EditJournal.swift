@@ -65,7 +65,15 @@ public actor EditJournal {
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
-    private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
+    private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<SyncTurn, Never>)] = []
+
+    /// What a caller waiting for durability is told when an fsync ends.
+    private enum SyncTurn {
+        /// The fsync covered its record, and this is how it went.
+        case covered(Result<Void, JournalError>)
+        /// It did not: this caller runs the next one.
+        case lead
+    }
 
     /// A chain stands on a pinned copy only when the text is this large: a pin costs a copy of the
     /// file once (and a second file to fsync), which only pays when the journal would otherwise
@@ -180,11 +188,12 @@ public actor EditJournal {
     public func waitUntilDurable(_ sequence: Int) async throws(JournalError) {
         // The first caller to find no fsync running runs one for everyone written so far; those
         // that come meanwhile wait for it, and one of those it did not cover runs the next.
-        while isDurable, sequence > synced {
-            if isSyncing {
-                try await withCheckedContinuation { syncWaiters.append((sequence, $0)) }.get()
-            } else {
-                try await syncEverythingWritten()
+        guard isDurable else { return }
+        while sequence > synced {
+            let turn = isSyncing ? await withCheckedContinuation { syncWaiters.append((sequence, $0)) } : SyncTurn.lead
+            switch turn {
+            case .covered(let result): try result.get()
+            case .lead: try await syncEverythingWritten()
             }
         }
     }
@@ -335,17 +344,22 @@ public actor EditJournal {
         try result.get()
     }
 
-    /// Tells the waiters the fsync through `target` covered how it went; the others wake to run
-    /// the next one.
+    /// Tells the waiters the fsync through `target` covered how it went, and hands the next one
+    /// to the first it did not cover (the others wait for that one).
     private func finishSync(through target: Int, _ result: Result<Void, JournalError>) {
         isSyncing = false
         if case .success = result {
             synced = max(synced, target)
             pins.removeReleased(through: synced)
         }
-        let waiting = syncWaiters
-        syncWaiters.removeAll()
-        for waiter in waiting { waiter.continuation.resume(returning: waiter.sequence <= target ? result : .success(())) }
+        let covered = syncWaiters.filter { $0.sequence <= target }
+        syncWaiters.removeAll { $0.sequence <= target }
+        for waiter in covered { waiter.continuation.resume(returning: .covered(result)) }
+        if !syncWaiters.isEmpty {
+            // Taken now, so that a caller arriving before the new leader runs waits for it.
+            isSyncing = true
+            syncWaiters.removeFirst().continuation.resume(returning: .lead)
+        }
     }
 
     // MARK: - Compaction
