@@ -46,8 +46,13 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AutosaveHistory",
+            dependencies: ["CSQLite", "CZstd"]
+        ),
+        .target(
             name: "AutosaveKit",
             dependencies: [
+                "AutosaveHistory",
                 "ByteNames",
                 "Inotify",
                 "CAutosaveShims",
