@@ -129,6 +129,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "AutosaveHistoryTests", dependencies: ["AutosaveHistory", "AutosaveKit", "AutosaveTestKit"]),
         .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
         .testTarget(name: "AutosaveMCPTests", dependencies: ["AutosaveMCP", "AutosaveKit", "AutosaveTestKit"]),
     ]
