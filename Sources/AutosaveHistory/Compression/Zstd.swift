@@ -71,18 +71,11 @@ enum Zstd {
                 }
             }
             var output = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
-            let written = Zstd.withPrefix(prefix) { prefix in
-                if let prefix {
-                    // Referenced, not copied: the prefix must stay valid until the frame is done,
-                    // which it is, inside this closure. zstd forgets it after one frame.
-                    let result = ZSTD_CCtx_refPrefix(context, prefix.baseAddress, prefix.count)
-                    if ZSTD_isError(result) != 0 { return result }
-                }
-                return bytes.withUnsafeBytes { source in
-                    output.withUnsafeMutableBytes { target in
-                        ZSTD_compress2(context, target.baseAddress, target.count, source.baseAddress, source.count)
-                    }
-                }
+            let written = Zstd.run(
+                bytes, into: &output, prefix: prefix,
+                reference: { ZSTD_CCtx_refPrefix(context, $0.baseAddress, $0.count) }
+            ) { source, target in
+                ZSTD_compress2(context, target.baseAddress, target.count, source.baseAddress, source.count)
             }
             try Zstd.check(written, "compress \(bytes.count) bytes")
             output.removeSubrange(written...)
@@ -104,16 +97,11 @@ enum Zstd {
             )
             // One byte more than expected, so that a frame holding more than `size` is caught.
             var output = [UInt8](repeating: 0, count: size + 1)
-            let written = Zstd.withPrefix(prefix) { prefix in
-                if let prefix {
-                    let result = ZSTD_DCtx_refPrefix(context, prefix.baseAddress, prefix.count)
-                    if ZSTD_isError(result) != 0 { return result }
-                }
-                return frame.withUnsafeBytes { source in
-                    output.withUnsafeMutableBytes { target in
-                        ZSTD_decompressDCtx(context, target.baseAddress, target.count, source.baseAddress, source.count)
-                    }
-                }
+            let written = Zstd.run(
+                frame, into: &output, prefix: prefix,
+                reference: { ZSTD_DCtx_refPrefix(context, $0.baseAddress, $0.count) }
+            ) { source, target in
+                ZSTD_decompressDCtx(context, target.baseAddress, target.count, source.baseAddress, source.count)
             }
             try Zstd.check(written, "decompress a frame of \(frame.count) bytes")
             guard written == size else {
@@ -149,10 +137,25 @@ enum Zstd {
 
     // MARK: - Helpers
 
-    /// Runs `body` with the prefix's bytes (nil for none or an empty prefix).
-    fileprivate static func withPrefix(_ prefix: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> Int) -> Int {
-        guard let prefix, !prefix.isEmpty else { return body(nil) }
-        return prefix.withUnsafeBytes { body($0) }
+    /// One zstd call from `input` into `output`, with `prefix` (unless nil or empty) handed to the
+    /// context first by `reference`; both return zstd's result, a length or an error code.
+    ///
+    /// The prefix is referenced, not copied: its bytes must stay where they are until the frame is
+    /// done, so the call runs inside the prefix's `withUnsafeBytes`. zstd forgets it after one frame.
+    fileprivate static func run(
+        _ input: [UInt8], into output: inout [UInt8], prefix: [UInt8]?,
+        reference: (UnsafeRawBufferPointer) -> Int,
+        _ call: (_ source: UnsafeRawBufferPointer, _ target: UnsafeMutableRawBufferPointer) -> Int
+    ) -> Int {
+        func run(referencing prefix: UnsafeRawBufferPointer?) -> Int {
+            if let prefix {
+                let result = reference(prefix)
+                if ZSTD_isError(result) != 0 { return result }
+            }
+            return input.withUnsafeBytes { source in output.withUnsafeMutableBytes { target in call(source, target) } }
+        }
+        guard let prefix, !prefix.isEmpty else { return run(referencing: nil) }
+        return prefix.withUnsafeBytes { run(referencing: $0) }
     }
 
     fileprivate static func check(_ result: Int, _ operation: String) throws(HistoryError) {
