@@ -151,9 +151,11 @@ extension VersionStore {
     /// below "d" begins with "d/", and sorts at or after "d/" and before "d0", "0" being the byte
     /// after "/". The range is a search of the index on `path`.
     static func paths(below folder: String, column: String) -> (String, [SQLiteValue]) {
-        var folder = folder
-        while folder.hasSuffix("/") { folder.removeLast() }
-        guard !folder.isEmpty else { return ("1", []) }
+        // As bytes, like every name here: a name's Characters are not its bytes.
+        var bytes = Array(folder.utf8)
+        while bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard !bytes.isEmpty else { return ("1", []) }
+        let folder = String(decoding: bytes, as: UTF8.self)
         return (
             "(\(column) = ? OR (\(column) >= ? AND \(column) < ?))",
             [.text(folder), .text(folder + "/"), .text(folder + "0")]
