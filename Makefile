@@ -6,7 +6,7 @@ SWIFT ?= swift
 RELEASE_BUILD = $(SWIFT) build -c release --product autosave --static-swift-stdlib
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libinotifytools0-dev zlib1g-dev
+APT_PACKAGES := libinotifytools0-dev zlib1g-dev libsqlite3-dev libzstd-dev
 
 # The official MCP SDK, the coding agents' client, in a venv of its own for the MCP tests.
 MCP_VENV = .build/mcp-venv
@@ -34,9 +34,10 @@ define need_fuse
 endef
 
 # The system libraries the agent links (libinotifytools for the watcher, zlib for the journal's
-# checksums); apt-get when one is missing.
+# checksums, SQLite and zstd for the history of every version); apt-get when one is missing.
 deps:
-	@if [ ! -f /usr/include/inotifytools/inotifytools.h ] || [ ! -f /usr/include/zlib.h ]; then \
+	@if [ ! -f /usr/include/inotifytools/inotifytools.h ] || [ ! -f /usr/include/zlib.h ] || \
+		[ ! -f /usr/include/sqlite3.h ] || [ ! -f /usr/include/zstd.h ]; then \
 		echo "make: installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \

@@ -27,6 +27,14 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         .target(name: "CAutosaveShims"),
         .target(name: "ByteNames"),
         .target(
@@ -38,8 +46,13 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AutosaveHistory",
+            dependencies: ["CSQLite", "CZstd"]
+        ),
+        .target(
             name: "AutosaveKit",
             dependencies: [
+                "AutosaveHistory",
                 "ByteNames",
                 "Inotify",
                 "CAutosaveShims",
@@ -116,6 +129,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "AutosaveHistoryTests", dependencies: ["AutosaveHistory", "AutosaveKit", "AutosaveTestKit"]),
         .testTarget(name: "EndToEndTests", dependencies: ["AutosaveTestKit"]),
         .testTarget(name: "AutosaveMCPTests", dependencies: ["AutosaveMCP", "AutosaveKit", "AutosaveTestKit"]),
     ]

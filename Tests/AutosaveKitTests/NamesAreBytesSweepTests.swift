@@ -43,6 +43,7 @@ import Testing
         ("AutosaveMCP/ChangeLog.swift", "client != ownName", "the MCP client's name, not a file's"),
         ("Inotify/FileNames.swift", "first == longName", "a length byte against its marker"),
         ("Inotify/FileNames.swift", "length == name.count", "lengths in bytes"),
+        ("AutosaveHistory/SQLite/SQLiteDatabase.swift", "var cache: [String: SQLiteStatement]", "SQL statements, keyed by their text"),
     ]
 
     /// The agent's sources, each with its path below `Sources/`; `ByteNames` itself is where

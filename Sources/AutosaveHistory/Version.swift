@@ -1,0 +1,93 @@
+/// What made a version: the event the agent saw or the thing it did.
+public enum VersionKind: String, Sendable, CaseIterable, Codable {
+    /// The agent saved a buffer.
+    case saved
+    /// Someone else changed the file.
+    case modified
+    /// The file appeared.
+    case created
+    /// The file was removed: a tombstone, which keeps the last content so it can be brought back.
+    case removed
+    /// The file arrived at its path by a rename; `from` is where it was.
+    case moved
+    /// The agent stored a file it had never recorded, so that a later outside change has a version before it.
+    case baseline
+    /// A restore from history wrote it.
+    case restored
+    /// The agent wrote a conflict copy; `from` is where the copy is.
+    case conflictCopy = "conflict-copy"
+}
+
+/// One version of one file as history shows it.
+public struct Version: Sendable, Equatable, Codable {
+    /// Grows with every version recorded, across all paths, and is never reused.
+    public var id: Int64
+    /// Relative to the root, as the agent names it.
+    public var path: String
+    /// Milliseconds since the Unix epoch.
+    public var time: Int64
+    /// Who wrote it: "cli", "nvim:123", "mcp:claude", "external", "restore", …
+    public var who: String
+    public var kind: VersionKind
+    /// Bytes of its content; nil when it has none.
+    public var size: Int?
+    /// For `moved`: the path it came from; for `conflictCopy`: where the copy is.
+    public var from: String?
+    /// The writing program's name, when the agent saw it.
+    public var program: String?
+    /// The writing program's process id, when the agent saw it.
+    public var pid: Int32?
+    /// 64-bit digest of the content (`ContentHash`, the same as AutosaveKit's `ContentDigest`);
+    /// nil without content.
+    public var digest: UInt64?
+
+    public init(
+        id: Int64, path: String, time: Int64, who: String, kind: VersionKind, size: Int?, from: String? = nil,
+        program: String? = nil, pid: Int32? = nil, digest: UInt64?
+    ) {
+        self.id = id
+        self.path = path
+        self.time = time
+        self.who = who
+        self.kind = kind
+        self.size = size
+        self.from = from
+        self.program = program
+        self.pid = pid
+        self.digest = digest
+    }
+}
+
+/// What to record: one version of one file, as `VersionStore.record` takes it.
+public struct VersionInput: Sendable {
+    /// Relative to the root, as the agent names it.
+    public var path: String
+    /// The file's bytes; nil when there are none to keep (a removal, a move, whose content the
+    /// store takes from the path's, or the old path's, latest version).
+    public var content: [UInt8]?
+    public var kind: VersionKind
+    /// Who wrote it: "cli", "nvim:123", "mcp:claude", "external", "restore", …
+    public var who: String
+    /// Milliseconds since the Unix epoch.
+    public var time: Int64
+    /// For `moved`: the path it came from; for `conflictCopy`: where the copy is.
+    public var from: String? = nil
+    /// The writing program's name, when the agent saw it.
+    public var program: String? = nil
+    /// The writing program's process id, when the agent saw it.
+    public var pid: Int32? = nil
+
+    public init(
+        path: String, content: [UInt8]?, kind: VersionKind, who: String, time: Int64, from: String? = nil,
+        program: String? = nil, pid: Int32? = nil
+    ) {
+        self.path = path
+        self.content = content
+        self.kind = kind
+        self.who = who
+        self.time = time
+        self.from = from
+        self.program = program
+        self.pid = pid
+    }
+}

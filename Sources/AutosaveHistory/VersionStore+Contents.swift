@@ -1,0 +1,134 @@
+extension VersionStore {
+    /// One `contents` row: a frame and what it needs to be decoded and checked.
+    struct ContentRow {
+        var id: Int64
+        var digest: UInt64
+        var size: Int
+        /// The content the frame was compressed against; nil for a keyframe.
+        var base: Int64?
+        var depth: Int
+        var data: [UInt8]
+    }
+
+    /// The bytes of content `id`: its frame decoded against its base's bytes, decoded the same way,
+    /// down to a keyframe or a content still in the cache.
+    ///
+    /// - Throws: `HistoryError.compression` when a frame does not decode, or the result's digest is
+    ///   not the one recorded; `.corrupt` when a content of the chain is missing or refers forward
+    ///   (rows the schema's foreign keys should have kept); `.sqlite` when reading fails.
+    func bytes(ofContent id: Int64) throws(HistoryError) -> [UInt8] {
+        if let bytes = cache.bytes(of: id) { return bytes }
+        var chain: [ContentRow] = []
+        var decoded: [UInt8]?
+        var next: Int64? = id
+        while let current = next {
+            if current != id, let bytes = cache.bytes(of: current) {
+                decoded = bytes
+                break
+            }
+            guard let row = try contentRow(current) else {
+                let holder = chain.last.map { "content \($0.id)" } ?? "a version"
+                throw .corrupt(path: path, detail: "content \(current) is missing, though \(holder) refers to it")
+            }
+            // Bases are always older, so the walk ends, even in a damaged file.
+            if let base = row.base, base >= row.id {
+                throw .corrupt(path: path, detail: "content \(row.id) refers to content \(base), which is not older")
+            }
+            chain.append(row)
+            next = row.base
+        }
+        for row in chain.reversed() {
+            do {
+                decoded = try zstd.decompress(row.data, prefix: decoded, size: row.size)
+            } catch {
+                throw .compression(detail: "content \(row.id) does not decode: \(Self.detail(of: error))")
+            }
+            // Every content of the chain is kept: the next read of a neighbouring version, or the
+            // next record of this file, starts from it.
+            if let decoded, row.id != id { cache.keep(decoded, as: row.id) }
+        }
+        guard let bytes = decoded, let wanted = chain.first else { return [] }
+        guard hash(bytes) == wanted.digest else {
+            throw .compression(
+                detail: "content \(id) decodes to \(bytes.count) bytes that are not the ones recorded (digest differs)")
+        }
+        cache.keep(bytes, as: id)
+        return bytes
+    }
+
+    /// The id of the stored content whose bytes are `bytes`; nil when none is.
+    ///
+    /// Candidates are found by digest and size, then compared byte for byte: contents whose
+    /// digests collide stay apart. `likely` (the path's latest content) is compared first.
+    /// - Throws: `HistoryError.sqlite` or `.corrupt` when the database cannot be read. A candidate
+    ///   that does not decode is not the same bytes, and is passed over.
+    func existingContent(_ bytes: [UInt8], digest: UInt64, likely: Int64?) throws(HistoryError) -> Int64? {
+        var candidates = try rows(
+            "SELECT id FROM contents WHERE digest = ? AND size = ? ORDER BY id DESC",
+            [.integer(Int64(bitPattern: digest)), .integer(Int64(bytes.count))]
+        ) { (row: SQLiteStatement) throws(HistoryError) in row.int64(at: 0) }
+        if let likely, let index = candidates.firstIndex(of: likely) {
+            candidates.swapAt(0, index)
+        }
+        for candidate in candidates {
+            do {
+                if try self.bytes(ofContent: candidate) == bytes { return candidate }
+            } catch {
+                guard case .compression = error else { throw error }
+            }
+        }
+        return nil
+    }
+
+    /// Stores `bytes` as a new content, compressed against content `previous` (the file's
+    /// previous version) unless the chain is long enough: then, or without a usable previous
+    /// content, as a keyframe.
+    ///
+    /// - Returns: the new content's id.
+    /// - Throws: `HistoryError.compression` when zstd fails; `.sqlite` when writing fails.
+    func store(_ bytes: [UInt8], digest: UInt64, after previous: Int64?) throws(HistoryError) -> Int64 {
+        var base: (id: Int64, depth: Int, bytes: [UInt8])?
+        if let previous, let row = try depthAndSize(ofContent: previous), row.size > 0, row.depth + 1 < keyframeInterval
+        {
+            do {
+                let decoded = try self.bytes(ofContent: previous)
+                base = (previous, row.depth + 1, decoded)
+            } catch {
+                // A previous content that does not decode is no prefix: this one stands alone.
+                guard case .compression = error else { throw error }
+            }
+        }
+        let data = try zstd.compress(bytes, prefix: base?.bytes)
+        try run(
+            "INSERT INTO contents(digest, size, base, depth, data) VALUES (?, ?, ?, ?, ?)",
+            [
+                .integer(Int64(bitPattern: digest)), .integer(Int64(bytes.count)), SQLiteValue(base?.id),
+                .integer(Int64(base?.depth ?? 0)), .blob(data),
+            ]
+        )
+        return try connection().lastInsertRowID
+    }
+
+    // MARK: - Helpers
+
+    private func contentRow(_ id: Int64) throws(HistoryError) -> ContentRow? {
+        try firstRow("SELECT digest, size, base, depth, data FROM contents WHERE id = ?", [.integer(id)]) {
+            (row: SQLiteStatement) throws(HistoryError) in
+            ContentRow(
+                id: id, digest: UInt64(bitPattern: row.int64(at: 0)), size: Int(row.int64(at: 1)),
+                base: row.isNull(at: 2) ? nil : row.int64(at: 2), depth: Int(row.int64(at: 3)), data: row.blob(at: 4))
+        }
+    }
+
+    private func depthAndSize(ofContent id: Int64) throws(HistoryError) -> (size: Int, depth: Int)? {
+        try firstRow("SELECT size, depth FROM contents WHERE id = ?", [.integer(id)]) {
+            (row: SQLiteStatement) throws(HistoryError) in (Int(row.int64(at: 0)), Int(row.int64(at: 1)))
+        }
+    }
+
+    /// The detail of a compression error, without its prefix.
+    private static func detail(of error: HistoryError) -> String {
+        if case .compression(let detail) = error { return detail }
+        return error.description
+    }
+}
