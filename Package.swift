@@ -68,6 +68,7 @@ let package = Package(
             name: "AutosaveControl",
             dependencies: [
                 "AutosaveKit",
+                "AutosaveHistory",
                 "ByteNames",
                 "CAutosaveShims",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -89,6 +90,7 @@ let package = Package(
             name: "autosave",
             dependencies: [
                 "AutosaveKit",
+                "AutosaveHistory",
                 "ByteNames",
                 "AutosaveControl",
                 "AutosaveMCP",

@@ -68,8 +68,17 @@ extension VersionStore {
     /// - Throws: `HistoryError.system` when it cannot be created or opened; `.corrupt` when it is
     ///   not a regular file, or too short or wrongly headed to be an SQLite database.
     private static func createPrivately(_ path: String) throws(HistoryError) {
+        // A link planted at the database or beside it (its -wal, -shm) would have SQLite write
+        // wherever it leads: none is followed, and a database with one is not ours to use.
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            var status = stat()
+            guard lstat(file, &status) == 0 else { continue }
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                throw .corrupt(path: path, detail: "\(file) is not a regular file (a symbolic link, a folder or a device); nothing was written through it")
+            }
+        }
         // O_NONBLOCK so that a FIFO left at the path is refused below rather than waited on.
-        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
+        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw .system(path: path, operation: "open or create it", errno: errno) }
         defer { Glibc.close(descriptor) }
         var status = stat()

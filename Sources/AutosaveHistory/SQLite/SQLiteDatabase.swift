@@ -27,7 +27,7 @@ public final class SQLiteDatabase {
     }
 
     /// The flags `init` opens with by default: read-write, created when missing, no mutex.
-    public static let defaultFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    public static let defaultFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
 
     /// The database file's path, as given.
     public let path: String
