@@ -726,6 +726,7 @@ final class WallsScenario: @unchecked Sendable {
         let inside = Array(path.bytes.dropFirst(state.bytes.count + 1))
         return inside.starts(with: Array("journal".utf8)) || inside.starts(with: Array("conflicts/".utf8))
             || inside == Array("conflicts".utf8) || inside.starts(with: Array("agent.sock".utf8))
+            || inside.starts(with: Array("history.sqlite".utf8))
     }
 
     /// The state directory itself, or a name in it the agent keeps its own things under.
@@ -733,7 +734,7 @@ final class WallsScenario: @unchecked Sendable {
         guard path != state else { return true }
         guard path.starts(with: state) else { return false }
         let inside = Array(path.bytes.dropFirst(state.bytes.count + 1))
-        return ["journal", "conflicts", "agent.sock", "agent.lock"].contains { inside.starts(with: Array($0.utf8)) }
+        return ["journal", "conflicts", "agent.sock", "agent.lock", "history.sqlite"].contains { inside.starts(with: Array($0.utf8)) }
     }
 
     func place(of path: RawPath) -> String {

@@ -16,6 +16,8 @@ struct BufferContext<C: Clock>: Sendable where C.Duration == Duration {
     let alarms: Alarms<C, ObjectIdentifier>
     /// Where accepted edits are kept until saved; nil when `journal.enabled` is false.
     let journal: EditJournal?
+    /// Where every version goes; nil when `history.enabled` is false (or it could not be opened).
+    var history: VersionHistory? = nil
 
     func absolute(_ path: String) -> String { root + "/" + path }
 

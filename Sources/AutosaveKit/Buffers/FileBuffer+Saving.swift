@@ -104,6 +104,7 @@ extension FileBuffer {
             }
             context.logger.info(snapshot.text == nil ? "deleted" : "saved", metadata: metadata)
             context.emit(.saved(path: path, revision: snapshot.revision, bytes: size))
+            context.history?.saved(path, bytes: written?.bytes)
             // Durable and reported; the old version goes now. A save waited on returns after it.
             if let displaced = commit?.displaced { await BlockingIO.run { displaced.remove() } }
             let finished = machine.saveFinished(.saved(revision: snapshot.revision))

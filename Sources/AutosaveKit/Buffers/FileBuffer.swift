@@ -133,6 +133,7 @@ public actor FileBuffer<C: Clock> where C.Duration == Duration {
         // A file that does not exist yet stays absent (nil) until a client writes it.
         text = version.map { TextRope($0.bytes) }
         adoptBase(version, text: text)
+        if let version { context.history?.read(path, bytes: version.bytes) }
     }
 
     /// Hands waiters back, once each (the machine gave them up).

@@ -13,6 +13,7 @@ public struct Configuration: Sendable, Equatable {
     public var write = Write()
     public var conflicts = Conflicts()
     public var journal = Journal()
+    public var history = History()
     public var limits = Limits()
     public var log = Log()
 
@@ -61,6 +62,14 @@ public struct Configuration: Sendable, Equatable {
     public struct Journal: Sendable, Equatable {
         public var enabled = true
         public var fsync = true
+    }
+
+    /// The history of every version of every file (`autosave history`, `show`, `restore`).
+    public struct History: Sendable, Equatable {
+        /// Whether versions are recorded at all; off, no history database is made.
+        public var enabled = true
+        /// Files larger than this are not recorded (their versions are not kept).
+        public var maxFileBytes = 1 << 20
     }
 
     /// Sizes the agent refuses, and how long it may take to stop.

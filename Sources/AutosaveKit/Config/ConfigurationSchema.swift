@@ -45,6 +45,10 @@ public enum ConfigurationSchema {
             help: "conflict copies per file before a warning (none is ever deleted)"),
         boolean("journal.enabled", \.journal.enabled, help: "journal accepted edits so a crash loses none"),
         boolean("journal.fsync", \.journal.fsync, help: "fsync the journal before acknowledging an edit"),
+        boolean("history.enabled", \.history.enabled, help: "keep every version of every file (`autosave history`)"),
+        integer(
+            "history.maxFileBytes", \.history.maxFileBytes, 0...(1 << 34),
+            help: "largest file whose versions are kept"),
         integer(
             "limits.maxFileBytes", \.limits.maxFileBytes, 1...(1 << 40),
             help: "largest file a buffer may hold"),

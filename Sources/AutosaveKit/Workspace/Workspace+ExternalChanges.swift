@@ -12,7 +12,10 @@ extension Workspace {
         changesInHand = burst.count
         let postponed = postponedLooks
         postponedLooks = []
-        for change in burst where !change.isTransient { broadcast.emit(.externalChange(change)) }
+        for change in burst where !change.isTransient {
+            broadcast.emit(.externalChange(change))
+            history?.record(change)
+        }
         var moves: [Rename] = []
         for change in burst where change.kind == .moved {
             let from = change.from ?? ""

@@ -119,11 +119,19 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         }
         let carried = PathSet(carriedOver.map(\.path))
         recovered = recovered.filter { !carried.contains($0.path) } + carriedOver
+        history = await VersionHistory.open(configuration, writers: historyWriters, logger: logger)
+        context.history = history
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
         for record in recovered { await recover(record) }
         return scan
     }
+
+    /// Every version of every file (`history`, `show`, `restore`); nil when `history.enabled` is
+    /// false or its database could not be opened (logged).
+    public internal(set) var history: VersionHistory?
+    /// Who edited each path since its last save, for history (noted from any thread).
+    nonisolated let historyWriters = EditWriters()
 
     /// Whether the root was deleted while the agent ran (the agent then exits with status 1).
     public internal(set) var isRootRemoved = false
@@ -144,8 +152,10 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     public func run() async {
         let watcher = self.watcher
         let alarms = context.alarms
+        let history = self.history
         await withDiscardingTaskGroup { group in
             group.addTask { await alarms.run() }
+            if let history { group.addTask { await history.run() } }
             await withDiscardingTaskGroup { consumers in
                 consumers.addTask { await watcher.run() }
                 consumers.addTask {
@@ -169,8 +179,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
                 }
             }
             // The watcher has stopped (after the flush) and its streams are drained: no autosave
-            // is due any more.
+            // is due any more, and history writes what it was handed, then closes.
             alarms.finish()
+            history?.finish()
         }
     }
 
@@ -188,6 +199,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
 
     /// Tells subscribers that `client` changed `path` (an accepted write, edit, patch or removal).
     public nonisolated func announceEdit(of path: String, revision: Int, by client: String) {
+        historyWriters.noteEdit(of: path, by: client)
         broadcast.emit(.edited(path: path, revision: revision, client: client))
     }
 

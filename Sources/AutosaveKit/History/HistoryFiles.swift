@@ -1,0 +1,20 @@
+/// How history reads a file an outside change left: through the same walls as a buffer (no link
+/// out of the root, into `.git/` or the state directory), only a regular file, only up to
+/// `history.maxFileBytes`.
+struct HistoryFiles: Sendable {
+    let resolver: PathResolver
+    let maxFileBytes: Int
+
+    /// Whether a version of this size is kept.
+    func isKept(_ bytes: [UInt8]) -> Bool { bytes.count <= maxFileBytes }
+
+    /// The file's bytes now; nil when there is none, it is too large, not a regular file, or out
+    /// of bounds (history then has no version of it, and says nothing: the watcher logged the change).
+    func read(_ path: String) -> [UInt8]? {
+        do throws(DiskVersion.ReadError) {
+            return try DiskVersion.read(path, resolver: resolver, limit: maxFileBytes)?.bytes
+        } catch {
+            return nil
+        }
+    }
+}

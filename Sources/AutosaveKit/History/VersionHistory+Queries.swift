@@ -1,0 +1,126 @@
+import AutosaveHistory
+import FoundationEssentials
+
+/// Which version of a file a client means: `PATH@V`.
+public enum VersionSelector: Sendable, Equatable, CustomStringConvertible {
+    /// A version id, as `autosave history` lists it.
+    case id(Int64)
+    /// N versions before the latest (`@-1` is what the file held before its last change; `@-0` the latest).
+    case back(Int)
+
+    /// Reads `V` of `PATH@V`: a version id, or `-N`.
+    ///
+    /// - Returns: nil when it is neither.
+    public init?(_ text: some StringProtocol) {
+        if text.first == "-", let count = Int(text.dropFirst()), count >= 0 {
+            self = .back(count)
+        } else if let id = Int64(text), id > 0 {
+            self = .id(id)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .id(let id): "\(id)"
+        case .back(let count): "-\(count)"
+        }
+    }
+}
+
+/// Why a question to history has no answer.
+public enum HistoryQueryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `history.enabled` is false, or the database could not be opened (the log says why).
+    case off
+    /// History has no version of the path (or of anything below it).
+    case noVersions(path: String)
+    /// The path has versions, but not this one.
+    case noSuchVersion(path: String, selector: VersionSelector, count: Int)
+    /// The database failed.
+    case store(HistoryError)
+
+    /// The error's `data.reason` on the socket.
+    public var reason: String {
+        switch self {
+        case .off: "historyOff"
+        case .noVersions: "noVersions"
+        case .noSuchVersion: "noSuchVersion"
+        case .store: "historyFailed"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .off: "history is off (history.enabled is false, or its database could not be opened: see the agent's log)"
+        case .noVersions(let path): "history has no version of \(path.isEmpty ? "any file" : path)"
+        case .noSuchVersion(let path, let selector, let count):
+            "\(path) has no version \(selector) (it has \(count): `autosave history \(path)` lists them)"
+        case .store(let error): "\(error)"
+        }
+    }
+}
+
+extension VersionHistory {
+    /// The versions of `path`, newest first, following the file across moves; for a folder (a
+    /// path with no versions of its own, "" for the root) those of every file below it.
+    ///
+    /// - Throws: `HistoryQueryError.noVersions` when there are none, `.store` when the database fails.
+    public func versions(at path: String, limit: Int? = nil) async throws(HistoryQueryError) -> [Version] {
+        await caughtUp()
+        let database = self.database
+        let found = try await Self.query { () throws(HistoryError) -> [Version] in
+            try database.withStore { store throws(HistoryError) in
+                let own = path.isEmpty ? [] : try store.versions(of: path, limit: limit)
+                return own.isEmpty ? try store.versions(below: path, limit: limit) : own
+            }
+        }
+        guard !found.isEmpty else { throw .noVersions(path: path) }
+        return found
+    }
+
+    /// Files at or below `folder` whose latest version is their removal: what can be brought back.
+    public func deleted(below folder: String) async throws(HistoryQueryError) -> [Version] {
+        await caughtUp()
+        let database = self.database
+        return try await Self.query { () throws(HistoryError) -> [Version] in
+            try database.withStore { store throws(HistoryError) in try store.deleted(below: folder) }
+        }
+    }
+
+    /// The version of `path` that `selector` names, and its bytes (nil: a removal, which has none).
+    ///
+    /// - Throws: `HistoryQueryError.noVersions`, `.noSuchVersion`, `.store`.
+    public func content(of path: String, at selector: VersionSelector) async throws(HistoryQueryError) -> (version: Version, content: [UInt8]?) {
+        await caughtUp()
+        let database = self.database
+        let answer = try await Self.query { () throws(HistoryError) -> (versions: Int, found: (Version, [UInt8]?)?) in
+            try database.withStore { store throws(HistoryError) in
+                let versions = try store.versions(of: path)
+                let chosen: Version?
+                switch selector {
+                case .id(let id): chosen = versions.first { $0.id == id }
+                case .back(let count): chosen = count < versions.count ? versions[count] : nil
+                }
+                guard let chosen else { return (versions.count, nil) }
+                return (versions.count, (chosen, try store.content(of: chosen.id)))
+            }
+        }
+        guard answer.versions > 0 else { throw .noVersions(path: path) }
+        guard let (version, content) = answer.found else { throw .noSuchVersion(path: path, selector: selector, count: answer.versions) }
+        return (version, content)
+    }
+
+    private static func query<Result: Sendable>(_ body: @escaping @Sendable () throws(HistoryError) -> Result) async throws(HistoryQueryError) -> Result {
+        do throws(HistoryError) { return try await BlockingIO.run(body) } catch { throw .store(error) }
+    }
+}
+
+extension Version {
+    /// When it was recorded, as RFC 3339 in UTC with milliseconds (`2026-11-27T10:00:00.123Z`).
+    public var timestamp: String {
+        var text = ""
+        LogLine.appendTimestamp(Date(timeIntervalSince1970: Double(time) / 1000), to: &text)
+        return text
+    }
+}
