@@ -1,3 +1,4 @@
+import AutosaveHistory
 import AutosaveKit
 import FoundationEssentials
 
@@ -61,6 +62,9 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .subscribe:
                 // The server starts the subscription itself; the answer only says it is in place.
                 return MethodOutcome(result: SubscribeMethod.Result().json)
+            case .history: return MethodOutcome(result: try await history(try HistoryMethod(params: params, content: content)).json)
+            case .show: return try await show(try ShowMethod(params: params, content: content))
+            case .restore: return try await restore(try RestoreMethod(params: params, content: content))
             }
         } catch {
             throw RPCError(answering: error)
@@ -97,6 +101,52 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         let content = text.bytes
         let body: ReadMethod.Result.Content = String(validating: content, as: UTF8.self).map { .text($0) } ?? .bytes(content)
         return MethodOutcome(result: ReadMethod.Result(path: path, revision: revision, content: body).json)
+    }
+
+    // MARK: - History
+
+    private func history() async throws -> VersionHistory {
+        guard let history = await workspace.history else { throw HistoryQueryError.off }
+        return history
+    }
+
+    /// `history`: the versions of a file or below a folder, or the removed files below a folder.
+    private func history(_ request: HistoryMethod) async throws -> HistoryMethod.Result {
+        let path = request.path.isEmpty ? "" : try await workspace.resolve(request.path)
+        let history = try await history()
+        if request.isDeletedOnly {
+            let deleted = try await history.deleted(below: path)
+            return HistoryMethod.Result(versions: request.limit.map { Array(deleted.prefix($0)) } ?? deleted)
+        }
+        return HistoryMethod.Result(versions: try await history.versions(at: path, limit: request.limit))
+    }
+
+    /// `show`: a version's bytes, as `read` gives a buffer's.
+    private func show(_ request: ShowMethod) async throws -> MethodOutcome {
+        let path = try await workspace.resolve(request.path)
+        let (version, content) = try await history().content(of: path, at: request.version)
+        guard let content else { return MethodOutcome(result: ShowMethod.Result(version: version, content: .missing).json) }
+        if request.isRaw {
+            return MethodOutcome(result: ShowMethod.Result(version: version, content: .raw(count: content.count)).json, content: TextRope(content))
+        }
+        let body: ReadMethod.Result.Content = String(validating: content, as: UTF8.self).map { .text($0) } ?? .bytes(content)
+        return MethodOutcome(result: ShowMethod.Result(version: version, content: body).json)
+    }
+
+    /// `restore`: a version's bytes written back through the buffer, as client `restore`'s edit.
+    private func restore(_ request: RestoreMethod) async throws -> MethodOutcome {
+        let path = try await workspace.resolve(request.path)
+        var destination = path
+        if let given = request.destination { destination = try await workspace.resolve(given) }
+        var (version, content) = try await history().content(of: path, at: request.version)
+        if content == nil, version.kind == .removed {
+            // A removal keeps nothing of its own: the version it removed is the one to bring back.
+            content = try await history().content(of: path, at: .back(1)).content
+        }
+        guard let content else { throw HistoryQueryError.noSuchVersion(path: path, selector: request.version, count: 0) }
+        let edit = try await workspace.accept(destination, content, createParents: true)
+        workspace.announceEdit(of: destination, revision: edit.revision, by: "restore")
+        return MethodOutcome(result: EditedFile(path: destination, revision: edit.revision).json, edit: edit)
     }
 
     private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {
@@ -181,6 +231,7 @@ extension RPCError {
     init(answering error: any Error) {
         switch error {
         case let error as RPCError: self = error
+        case let error as HistoryQueryError: self = .refused(error.description, data: .object([member("reason", .string(error.reason))]))
         case let error as WorkspaceError:
             let data = ControlMethods<ContinuousClock>.data(error)
             // An edit that cannot be placed is a fault of the request's params (LSP's -32602).

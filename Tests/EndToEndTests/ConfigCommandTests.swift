@@ -19,7 +19,7 @@ import Testing
         #expect((object["autosave"] as? [String: Any])?["delayMs"] as? Int == 250)
         #expect((object["autosave"] as? [String: Any])?["maxDelayMs"] as? Int == 10_000)
         #expect((object["watch"] as? [String: Any])?["settleMs"] as? Int == 50)
-        #expect(object.keys.count == 9)
+        #expect(object.keys.count == 10, "root, stateDir and eight sections, history among them")
     }
 
     @Test(arguments: [

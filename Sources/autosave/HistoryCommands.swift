@@ -1,0 +1,123 @@
+import ArgumentParser
+import AutosaveControl
+import AutosaveHistory
+import AutosaveKit
+import FoundationEssentials
+import Glibc
+
+/// `autosave history [PATH]`: the versions history keeps of a file, or of the files below a folder.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List the versions of PATH (a file, followed across moves, or a folder), newest first.",
+        discussion: "Each line: version id, time (local, and how long ago), who wrote it, kind, size, path. `autosave show PATH@V` prints one.")
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "A file or folder (default: the whole tree).") var path: String?
+    @Flag(name: .long, help: "Print a JSON array of versions.") var json = false
+    @Flag(name: .long, help: "List removed files that can be brought back (`autosave restore PATH@-0`).") var deleted = false
+    @Option(name: .long, help: "At most N versions.") var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
+    }
+
+    func run() async throws {
+        let request = HistoryMethod(path: path.map(ClientOptions.absolute) ?? "", limit: limit, isDeletedOnly: deleted)
+        let versions = try await client.call(request).versions
+        if json {
+            print(JSONValue.array(versions.map(\.json)).jsonText)
+            return
+        }
+        let now = VersionHistory.wallClock()
+        for version in versions { print(VersionLine(version, now: now).text) }
+    }
+}
+
+/// `autosave show PATH@V`: a version's bytes.
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Print version V of PATH byte for byte (V: an id from `autosave history`, or -N: N versions before the latest).")
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument
+
+    func run() async throws {
+        let answer = try await client.call(ShowMethod(path: ClientOptions.absolute(version.path), version: version.selector, isRaw: true), content: nil)
+        guard let content = answer.content else {
+            printError("version \(answer.result.version.id) of \(answer.result.version.path) is its removal: it holds no content (`autosave show \(version.path)@-1` is what it removed)")
+            throw ExitStatus.failure
+        }
+        StandardOutput.write(content)
+    }
+}
+
+/// `autosave restore PATH@V [--to NEWPATH]`: a version written back, as an edit.
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Write version V of PATH back (or to --to NEWPATH), as an edit: merged with unsaved edits, saved, and itself a new version.")
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument
+    @Option(name: .long, help: "Write it to NEWPATH instead (its folders are made).") var to: String?
+
+    func run() async throws {
+        let request = RestoreMethod(path: ClientOptions.absolute(version.path), version: version.selector, to: to.map(ClientOptions.absolute))
+        print(try await client.call(request).json.jsonText)
+    }
+}
+
+/// `PATH@V` on the command line.
+struct VersionArgument: ExpressibleByArgument {
+    var path: String
+    var selector: VersionSelector
+
+    init?(argument: String) {
+        // The last `@` splits: a file name may hold one.
+        guard let at = argument.lastIndex(of: "@"), at != argument.startIndex,
+            let selector = VersionSelector(argument[argument.index(after: at)...])
+        else { return nil }
+        path = String(argument[..<at])
+        self.selector = selector
+    }
+
+    static var defaultCompletionKind: CompletionKind { .file() }
+}
+
+/// One version as `autosave history` prints it.
+struct VersionLine {
+    let text: String
+
+    init(_ version: Version, now: Int64) {
+        let size = version.size.map(Self.bytes) ?? "-"
+        text = [
+            String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")", version.who,
+            version.kind.rawValue + (version.from.map { " from \($0)" } ?? ""), size, version.path,
+        ].joined(separator: "  ")
+    }
+
+    /// `2026-11-27 10:00:03`, in the local time zone.
+    static func localTime(_ milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    }
+
+    /// `just now`, `5 minutes ago`, `3 days ago`.
+    static func ago(_ milliseconds: Int64) -> String {
+        let seconds = max(0, milliseconds / 1000)
+        for (unit, length) in [("day", 86_400), ("hour", 3600), ("minute", 60), ("second", 1)] as [(String, Int64)] where seconds >= length {
+            let count = seconds / length
+            return "\(count) \(unit)\(count == 1 ? "" : "s") ago"
+        }
+        return "just now"
+    }
+
+    /// `812 B`, `4.1 KiB`, `1.0 MiB`.
+    static func bytes(_ count: Int) -> String {
+        if count < 1024 { return "\(count) B" }
+        let kib = Double(count) / 1024
+        if kib < 1024 { return "\((kib * 10).rounded() / 10) KiB" }
+        return "\((kib / 1024 * 10).rounded() / 10) MiB"
+    }
+}

@@ -1,0 +1,85 @@
+import AutosaveTestKit
+import Foundation
+import Testing
+
+/// `autosave history`, `show` and `restore` as a user runs them, against real tools that throw
+/// work away.
+@Suite struct HistoryCommandTests {
+    func client(_ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await AgentProcess.client(arguments, in: project, stdin: stdin)
+    }
+
+    @Test func gitCheckoutOverASavedEditIsUndoneWithShowAndRestore() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("notes.txt", "committed\n")
+        try runTool("/usr/bin/git", ["-C", project.path, "init", "-q"])
+        try runTool("/usr/bin/git", ["-C", project.path, "add", "notes.txt"])
+        try runTool("/usr/bin/git", ["-C", project.path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"])
+        let agent = try await AgentProcess.started(on: project)
+        #expect(try await client(["write", "notes.txt"], in: project, stdin: "a morning's work\n").status == 0)
+        #expect(try await client(["save", "notes.txt"], in: project).status == 0)
+        try runTool("/usr/bin/git", ["-C", project.path, "checkout", "--", "notes.txt"])
+        #expect(try await client(["sync"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("notes.txt"), encoding: .utf8) == "committed\n", "git threw the work away")
+
+        let listed = try await client(["history", "notes.txt", "--json"], in: project)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let versions = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(versions.map { $0["kind"] as? String } == ["modified", "saved", "baseline"])
+        #expect(versions.map { $0["who"] as? String } == ["external", "cli", "external"])
+        #expect(versions.allSatisfy { ($0["time"] as? String)?.hasSuffix("Z") == true && $0["path"] as? String == "notes.txt" })
+
+        let shown = try await client(["show", "notes.txt@-1"], in: project)
+        // The helper hands output back as lines, without the last line break.
+        #expect(shown.stdout == "a morning's work", "show prints the version byte for byte")
+        let text = try await client(["history", "notes.txt"], in: project)
+        #expect(text.stdout.split(separator: "\n").count == 3)
+        #expect(text.stdout.contains("  cli  saved  17 B  notes.txt"), "\(text.stdout)")
+
+        let restored = try await client(["restore", "notes.txt@-1"], in: project)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try await client(["save", "notes.txt"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("notes.txt"), encoding: .utf8) == "a morning's work\n")
+        let after = try await client(["history", "notes.txt", "--json", "--limit", "1"], in: project)
+        let latest = try #require((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(latest["kind"] as? String == "restored")
+        #expect(latest["who"] as? String == "restore")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test func aRemovedFileIsListedAndBroughtBack() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("src/keep.txt", "keep\n")
+        let agent = try await AgentProcess.started(on: project)
+        #expect(try await client(["write", "src/gone.txt"], in: project, stdin: "precious\n").status == 0)
+        #expect(try await client(["save", "src/gone.txt"], in: project).status == 0)
+        try FileManager.default.removeItem(atPath: project.url("src/gone.txt"))
+        #expect(try await client(["sync"], in: project).status == 0)
+        let deleted = try await client(["history", "--deleted", "src"], in: project)
+        #expect(deleted.stdout.contains("removed"), "\(deleted.stdout)\(deleted.stderr)")
+        #expect(deleted.stdout.contains("src/gone.txt"))
+        #expect(try await client(["restore", "src/gone.txt@-0"], in: project).status == 0)
+        #expect(try await client(["save", "src/gone.txt"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("src/gone.txt"), encoding: .utf8) == "precious\n")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test func badVersionsAndMissingHistoryAreClearErrors() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("a.txt", "a\n")
+        let agent = try await AgentProcess.started(on: project)
+        let usage = try await client(["show", "a.txt"], in: project)
+        #expect(usage.status == 2, "PATH without @V is a usage error")
+        let none = try await client(["show", "never.txt@-1"], in: project)
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("history has no version of never.txt"), "\(none.stderr)")
+        #expect(try await client(["open", "a.txt"], in: project).status == 0)
+        let beyond = try await client(["show", "a.txt@-5"], in: project)
+        #expect(beyond.status == 1)
+        #expect(beyond.stderr.contains("a.txt has no version -5 (it has 1"), "\(beyond.stderr)")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+}
