@@ -1,3 +1,4 @@
+import AutosaveTestKit
 import Foundation
 import Testing
 

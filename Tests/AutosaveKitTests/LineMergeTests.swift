@@ -1,4 +1,5 @@
 @testable import AutosaveKit
+import AutosaveTestKit
 import Testing
 
 @Suite struct LineMergeTests {

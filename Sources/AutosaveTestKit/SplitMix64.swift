@@ -1,13 +1,13 @@
 /// SplitMix64: a tiny, seedable, deterministic generator, for tests whose cases are replayed
 /// from a number.
-struct SplitMix64 {
+public struct SplitMix64 {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,7 +16,7 @@ struct SplitMix64 {
     }
 
     /// A value in `0..<bound` (0 when `bound` is not positive).
-    mutating func below(_ bound: Int) -> Int {
+    public mutating func below(_ bound: Int) -> Int {
         Int(next() % UInt64(max(bound, 1)))
     }
 }
