@@ -15,7 +15,8 @@ agent to take them in. After every call, and after the server's end of input (wh
 everything):
 
   (a) every entry outside the project, under `.git/`, and in the state directory other than the
-      agent's own (journal, conflict copies, socket; the lock once written at start) is as before:
+      agent's own (journal, conflict copies, socket, history database; the lock once written at
+      start) is as before:
       same kind, same link target, same bytes;
   (b) no tool result carries a sentinel of a file outside the root, in `.git/` or in the state
       directory, unless the call itself sent it;
@@ -330,7 +331,8 @@ class Scenario:
             return False
         inside = path[len(self.state) + 1:]
         return (inside.startswith(b"journal") or inside.startswith(b"conflicts/") or inside == b"conflicts"
-                or inside.startswith(b"agent.sock") or (inside == b"agent.lock" and not self.started))
+                or inside.startswith(b"agent.sock") or inside.startswith(b"history.sqlite")
+                or (inside == b"agent.lock" and not self.started))
 
     def agents_name(self, path):
         """The state directory itself, or a name in it the agent keeps its own things under."""
@@ -339,7 +341,7 @@ class Scenario:
         if not under(path, self.state):
             return False
         inside = path[len(self.state) + 1:]
-        return inside.startswith((b"journal", b"conflicts", b"agent.sock", b"agent.lock"))
+        return inside.startswith((b"journal", b"conflicts", b"agent.sock", b"agent.lock", b"history.sqlite"))
 
     def shown(self, path):
         return shown(path[len(self.home) + 1:])

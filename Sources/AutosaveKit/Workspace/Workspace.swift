@@ -375,12 +375,14 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         return result
     }
 
-    /// Returns once every external change made before the call has reached its buffer.
+    /// Returns once every external change made before the call has reached its buffer, and every
+    /// version seen or saved before it is durable in history.
     ///
     /// Changes settle first, so this takes up to `watch.settleMs` longer than the change itself.
     public func sync() async {
         await watcher.syncAndSettle()
         await waitForHandledChanges()
+        await history?.caughtUp()
     }
 
     /// Returns once every change the watcher has reported so far has reached its buffer's text.
