@@ -65,15 +65,7 @@ public actor EditJournal {
     private var appended = 0
     private var synced = 0
     private var isSyncing = false
-    private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<SyncTurn, Never>)] = []
-
-    /// What a caller waiting for durability is told when an fsync ends.
-    private enum SyncTurn {
-        /// The fsync covered its record, and this is how it went.
-        case covered(Result<Void, JournalError>)
-        /// It did not: this caller runs the next one.
-        case lead
-    }
+    private var syncWaiters: [(sequence: Int, continuation: CheckedContinuation<Result<Void, JournalError>, Never>)] = []
 
     /// A chain stands on a pinned copy only when the text is this large: a pin costs a copy of the
     /// file once (and a second file to fsync), which only pays when the journal would otherwise
@@ -186,16 +178,12 @@ public actor EditJournal {
     ///
     /// - Throws: `JournalError.system` when the fsync failed.
     public func waitUntilDurable(_ sequence: Int) async throws(JournalError) {
-        // The first caller to find no fsync running runs one for everyone written so far; those
-        // that come meanwhile wait for it, and one of those it did not cover runs the next.
-        guard isDurable else { return }
-        while sequence > synced {
-            let turn = isSyncing ? await withCheckedContinuation { syncWaiters.append((sequence, $0)) } : SyncTurn.lead
-            switch turn {
-            case .covered(let result): try result.get()
-            case .lead: try await syncEverythingWritten()
-            }
+        guard isDurable, sequence > synced else { return }
+        let result = await withCheckedContinuation { continuation in
+            syncWaiters.append((sequence, continuation))
+            startSyncIfIdle()
         }
+        try result.get()
     }
 
     /// Notes that `path` is on disk up to `revision`: its older records are obsolete.
@@ -249,7 +237,7 @@ public actor EditJournal {
     /// hidden behind a torn one at the next start. A journal whose file was deleted (its state
     /// directory removed while the agent ran) is written anew first, with every unsaved record.
     private func writeRecord(_ head: [UInt8], _ content: TextRope) throws(JournalError) {
-        // Looking costs two stats: once per group commit when durable (`syncEverythingWritten`),
+        // Looking costs two stats: once per group commit when durable (`startSyncIfIdle`),
         // else every so many records. Whatever went to a detached file is rewritten from `live`.
         recordsSinceLook += 1
         if !isDurable, recordsSinceLook >= Self.recordsBetweenLooks { try recreateIfDeleted() }
@@ -328,38 +316,39 @@ public actor EditJournal {
         }
     }
 
-    /// One group commit, run by the caller that found none running: everything written so far.
-    private func syncEverythingWritten() async throws(JournalError) {
+    private func startSyncIfIdle() {
+        guard !isSyncing, let _ = syncWaiters.first else { return }
         if recordsSinceLook > 0 {
             do { try recreateIfDeleted() } catch {
-                finishSync(through: appended, .failure(error))
-                throw error
+                let waiting = syncWaiters
+                syncWaiters.removeAll()
+                for waiter in waiting { waiter.continuation.resume(returning: .failure(error)) }
+                return
             }
         }
         isSyncing = true
         let target = appended
+        let file = self.file
+        let path = self.path
         let copies = pins.takeUnsynced()
-        let result = await Self.sync(file, path: path, copies: copies, in: Self.basesDirectory(directory))
-        finishSync(through: target, result)
-        try result.get()
+        let bases = Self.basesDirectory(directory)
+        // Owned by the journal (one at a time: isSyncing); never cancelled: finishSync takes its result.
+        Task {
+            let result = await Self.sync(file, path: path, copies: copies, in: bases)
+            self.finishSync(through: target, result)
+        }
     }
 
-    /// Tells the waiters the fsync through `target` covered how it went, and hands the next one
-    /// to the first it did not cover (the others wait for that one).
     private func finishSync(through target: Int, _ result: Result<Void, JournalError>) {
         isSyncing = false
         if case .success = result {
             synced = max(synced, target)
             pins.removeReleased(through: synced)
         }
-        let covered = syncWaiters.filter { $0.sequence <= target }
+        let ready = syncWaiters.filter { $0.sequence <= target }
         syncWaiters.removeAll { $0.sequence <= target }
-        for waiter in covered { waiter.continuation.resume(returning: .covered(result)) }
-        if !syncWaiters.isEmpty {
-            // Taken now, so that a caller arriving before the new leader runs waits for it.
-            isSyncing = true
-            syncWaiters.removeFirst().continuation.resume(returning: .lead)
-        }
+        for waiter in ready { waiter.continuation.resume(returning: result) }
+        startSyncIfIdle()
     }
 
     // MARK: - Compaction
