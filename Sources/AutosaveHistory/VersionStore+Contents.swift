@@ -81,14 +81,24 @@ extension VersionStore {
     }
 
     /// Stores `bytes` as a new content, compressed against content `previous` (the file's
-    /// previous version) unless the chain is long enough: then, or without a usable previous
-    /// content, as a keyframe.
+    /// previous version); when that chain is as long as `keyframeInterval` allows, against the
+    /// ancestor half way up it instead, so a read still decodes at most that many frames while
+    /// the store pays one more delta, not a whole keyframe (a keyframe every K versions made the
+    /// store 4-6 times git's pack of the same versions). Without a usable previous content it is
+    /// a keyframe.
     ///
     /// - Returns: the new content's id.
     /// - Throws: `HistoryError.compression` when zstd fails; `.sqlite` when writing fails.
     func store(_ bytes: [UInt8], digest: UInt64, after previous: Int64?) throws(HistoryError) -> Int64 {
         var base: (id: Int64, depth: Int, bytes: [UInt8])?
-        if let previous, let row = try depthAndSize(ofContent: previous), row.size > 0, row.depth + 1 < keyframeInterval
+        var candidate = previous
+        if let id = previous, let row = try depthAndSize(ofContent: id), row.depth + 1 >= keyframeInterval {
+            // Up the chain to the first ancestor below depth K/2: the versions after it make the next half.
+            while let current = candidate, let above = try depthAndSize(ofContent: current), above.depth >= keyframeInterval / 2 {
+                candidate = try baseOfContent(current)
+            }
+        }
+        if let previous = candidate, let row = try depthAndSize(ofContent: previous), row.size > 0, row.depth + 1 < keyframeInterval
         {
             do {
                 let decoded = try self.bytes(ofContent: previous)
@@ -118,6 +128,13 @@ extension VersionStore {
                 id: id, digest: UInt64(bitPattern: row.int64(at: 0)), size: Int(row.int64(at: 1)),
                 base: row.isNull(at: 2) ? nil : row.int64(at: 2), depth: Int(row.int64(at: 3)), data: row.blob(at: 4))
         }
+    }
+
+    /// The content `id` was compressed against; nil for a keyframe (or an unknown id).
+    private func baseOfContent(_ id: Int64) throws(HistoryError) -> Int64? {
+        try firstRow("SELECT base FROM contents WHERE id = ?", [.integer(id)]) {
+            (row: SQLiteStatement) throws(HistoryError) in row.isNull(at: 0) ? nil : row.int64(at: 0)
+        } ?? nil
     }
 
     private func depthAndSize(ofContent id: Int64) throws(HistoryError) -> (size: Int, depth: Int)? {
