@@ -105,6 +105,7 @@ let package = Package(
             dependencies: [
                 "AutosaveKit",
                 "ByteNames",
+                "CAutosaveShims",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

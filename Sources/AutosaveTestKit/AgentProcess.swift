@@ -1,3 +1,4 @@
+import CAutosaveShims
 import Foundation
 
 /// The built `autosave` binary, run as a user would run it, its stderr lines recorded.
@@ -6,7 +7,7 @@ public final class AgentProcess: Sendable {
     public let stderrLines = AsyncRecorder<String>()
     /// Lines the process wrote to standard output.
     public let stdoutLines = AsyncRecorder<String>()
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// The binary under test: `$AUTOSAVE_BINARY`, else `autosave` beside the test bundle.
     public static var binary: String {
@@ -26,18 +27,28 @@ public final class AgentProcess: Sendable {
 
     /// Starts `executable arguments…` (the agent binary by default) in `directory`.
     public init(_ arguments: [String], executable: String = AgentProcess.binary, in directory: String? = nil) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let errors = Pipe()
-        let output = Pipe()
-        process.standardError = errors
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        Self.forwardLines(of: errors.fileHandleForReading, to: stderrLines)
-        Self.forwardLines(of: output.fileHandleForReading, to: stdoutLines)
-        try process.run()
+        var errors: [CInt] = [-1, -1]
+        var output: [CInt] = [-1, -1]
+        guard CAutosaveShims_pipeCloseOnExec(&errors) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        guard CAutosaveShims_pipeCloseOnExec(&output) == 0 else {
+            close(errors[0])
+            close(errors[1])
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        defer {
+            // The child has its own copies of the write ends; the reader sees the end when it exits.
+            close(errors[1])
+            close(output[1])
+        }
+        do {
+            process = try SpawnedProcess(executable: executable, arguments: arguments, directory: directory, output: output[1], errors: errors[1])
+        } catch {
+            close(errors[0])
+            close(output[0])
+            throw error
+        }
+        Self.forwardLines(of: FileHandle(fileDescriptor: errors[0], closeOnDealloc: true), to: stderrLines)
+        Self.forwardLines(of: FileHandle(fileDescriptor: output[0], closeOnDealloc: true), to: stdoutLines)
     }
 
     public var processIdentifier: Int32 { process.processIdentifier }
@@ -50,8 +61,7 @@ public final class AgentProcess: Sendable {
         let exited = AsyncRecorder<Int32>()
         let process = self.process
         Thread.detachNewThread {
-            process.waitUntilExit()
-            exited.append(process.terminationStatus)
+            exited.append(process.waitUntilExit())
         }
         if let status = try? await exited.first(timeout: timeout, "exit", where: { _ in true }) { return status }
         kill(process.processIdentifier, SIGKILL)

@@ -2,6 +2,18 @@
 // here because their header cannot be included there (see the header).
 #include "CAutosaveShims.h"
 #include <sys/xattr.h>
+#include <spawn.h>
+#include <unistd.h>
+
+int CAutosaveShims_pipeCloseOnExec(int *fds) { return pipe2(fds, O_CLOEXEC); }
+
+int CAutosaveShims_spawnActionsChangeDirectory(void *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, directory);
+}
+
+int CAutosaveShims_spawnActionsCloseFrom(void *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);
+}
 
 long CAutosaveShims_listAttributes(const char *path, char *names, size_t size) {
     return llistxattr(path, names, size);

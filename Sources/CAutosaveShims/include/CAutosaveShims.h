@@ -59,4 +59,12 @@ typedef struct {
     uint32_t gid;
 } CAutosaveShims_PeerCredentials;
 
+/// For the end-to-end tests' spawner (Foundation's `Process.run()` over-reads /proc/self/fd):
+/// `pipe2(fds, O_CLOEXEC)`, and the `posix_spawn` file actions `addchdir_np` and `addclosefrom_np`
+/// (glibc 2.29 and 2.34), which Swift's Glibc hides behind _GNU_SOURCE. `actions` is a
+/// `posix_spawn_file_actions_t *` (<spawn.h> is included in shims.c only).
+int CAutosaveShims_pipeCloseOnExec(int *_Nonnull fds);
+int CAutosaveShims_spawnActionsChangeDirectory(void *_Nonnull actions, const char *_Nonnull directory);
+int CAutosaveShims_spawnActionsCloseFrom(void *_Nonnull actions, int lowest);
+
 #endif
