@@ -24,7 +24,16 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var sleepers: [Sleeper] = []
         var nextID = 0
-        var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Tests waiting for the number of sleepers to reach a bound (at least, or at most).
+        var sleeperWaiters: [(isReady: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Takes the waiters the current number of sleepers satisfies.
+        mutating func readyWaiters() -> [CheckedContinuation<Void, Never>] {
+            let count = sleepers.count
+            let ready = sleeperWaiters.filter { $0.isReady(count) }.map(\.continuation)
+            sleeperWaiters.removeAll { $0.isReady(count) }
+            return ready
+        }
     }
 
     private let state = Mutex(State())
@@ -47,10 +56,7 @@ public final class ManualClock: Clock, Sendable {
                 let waiters: [CheckedContinuation<Void, Never>]? = state.withLock { state in
                     if deadline <= state.now || Task.isCancelled { return nil }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    let count = state.sleepers.count
-                    let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
-                    state.sleeperWaiters.removeAll { $0.count <= count }
-                    return ready
+                    return state.readyWaiters()
                 }
                 guard let waiters else {
                     if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
@@ -59,32 +65,44 @@ public final class ManualClock: Clock, Sendable {
                 for waiter in waiters { waiter.resume() }
             }
         } onCancel: {
-            let cancelled = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.sleepers.remove(at: index).continuation
+            let (cancelled, waiters) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return (nil, []) }
+                let sleeper = state.sleepers.remove(at: index)
+                return (sleeper.continuation, state.readyWaiters())
             }
             cancelled?.resume(throwing: CancellationError())
+            for waiter in waiters { waiter.resume() }
         }
     }
 
     /// Moves time forward and wakes the sleepers whose deadline has come.
     public func advance(by duration: Duration) {
-        let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+        let (due, waiters) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>]) in
             state.now = state.now.advanced(by: duration)
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }
             state.sleepers.removeAll { $0.deadline <= now }
-            return due.sorted { $0.deadline < $1.deadline }.map(\.continuation)
+            return (due.sorted { $0.deadline < $1.deadline }.map(\.continuation), state.readyWaiters())
         }
         for continuation in due { continuation.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once at least `count` tasks are sleeping on the clock.
     public func waitForSleepers(_ count: Int = 1) async {
+        await waitForSleepers { $0 >= count }
+    }
+
+    /// Returns once at most `count` tasks are sleeping on the clock (a sleep cancelled or woken).
+    public func waitForSleepers(atMost count: Int) async {
+        await waitForSleepers { $0 <= count }
+    }
+
+    private func waitForSleepers(until isReady: @escaping @Sendable (Int) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.sleeperWaiters.append((count, continuation))
+                if isReady(state.sleepers.count) { return true }
+                state.sleeperWaiters.append((isReady, continuation))
                 return false
             }
             if ready { continuation.resume() }

@@ -7,22 +7,39 @@ import Testing
 /// The one task behind every autosave timer (and the watcher's): an alarm fires once, at its
 /// instant and not before, never once dropped or moved; one owner's slow work never holds up
 /// another's; and nothing sleeps while nothing is armed.
-@Suite struct AlarmsTests {
+@Suite(.timeLimit(.minutes(1))) struct AlarmsTests {
     typealias Instant = ManualClock.Instant
 
     /// What fired, and when, in the order the work ran.
     final class Firings: Sendable {
-        private let fired = Mutex<[(key: String, at: Instant)]>([])
-        var all: [(key: String, at: Instant)] { fired.withLock { $0 } }
+        private struct State {
+            var fired: [(key: String, at: Instant)] = []
+            var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        }
+        private let state = Mutex(State())
+        var all: [(key: String, at: Instant)] { state.withLock { $0.fired } }
         var keys: [String] { all.map(\.key) }
-        func record(_ key: String, at instant: Instant) { fired.withLock { $0.append((key, instant)) } }
 
-        /// Waits (on the condition, up to 10 s) until `count` firings were recorded.
-        func wait(for count: Int) async throws {
-            for _ in 0..<10_000 where fired.withLock({ $0.count }) < count {
-                try await Task.sleep(for: .milliseconds(1))
+        func record(_ key: String, at instant: Instant) {
+            let ready = state.withLock { state in
+                state.fired.append((key, instant))
+                let count = state.fired.count
+                defer { state.waiters.removeAll { $0.count <= count } }
+                return state.waiters.filter { $0.count <= count }.map(\.continuation)
             }
-            #expect(fired.withLock { $0.count } >= count, "waited 10 s for \(count) firings")
+            for waiter in ready { waiter.resume() }
+        }
+
+        /// Returns once `count` firings were recorded.
+        func wait(for count: Int) async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let isReady = state.withLock { state in
+                    if state.fired.count >= count { return true }
+                    state.waiters.append((count, continuation))
+                    return false
+                }
+                if isReady { continuation.resume() }
+            }
         }
     }
 
@@ -44,11 +61,11 @@ import Testing
         #expect(clock.sleeperCount == 1, "three armed alarms cost one sleeping task")
         clock.advance(by: .milliseconds(9))
         clock.advance(by: .milliseconds(6))
-        try await firings.wait(for: 1)
+        await firings.wait(for: 1)
         #expect(firings.keys == ["a"])
         await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(20))
-        try await firings.wait(for: 3)
+        await firings.wait(for: 3)
         #expect(firings.keys == ["a", "b", "c"])
         #expect(firings.all.allSatisfy { $0.at >= at(["a": 10, "b": 20, "c": 30][$0.key]!) }, "none fired before its instant")
         alarms.finish()
@@ -65,8 +82,7 @@ import Testing
         await clock.waitForSleepers(1)
         alarms.disarm("a")
         // The sleep served only the dropped alarm: it goes, and no task is left to wake.
-        for _ in 0..<10_000 where clock.sleeperCount > 0 { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(clock.sleeperCount == 0)
+        await clock.waitForSleepers(atMost: 0)
         clock.advance(by: .milliseconds(50))
         alarms.finish()
         await running
@@ -83,7 +99,7 @@ import Testing
         arm(alarms, "a", at: 10, clock: clock, into: firings)
         // The sleep for 100 ms gives way to one for 10 ms.
         clock.advance(by: .milliseconds(10))
-        try await firings.wait(for: 1)
+        await firings.wait(for: 1)
         clock.advance(by: .milliseconds(200))
         alarms.finish()
         await running
@@ -104,10 +120,10 @@ import Testing
         }
         arm(alarms, "quick", at: 20, clock: clock, into: firings)
         clock.advance(by: .milliseconds(10))
-        try await firings.wait(for: 1)
+        await firings.wait(for: 1)
         await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(10))
-        try await firings.wait(for: 2)
+        await firings.wait(for: 2)
         #expect(firings.keys == ["slow started", "quick"])
         alarms.finish()
         opener.yield()
@@ -123,7 +139,7 @@ import Testing
         arm(alarms, "a", at: 10, clock: clock, into: firings)
         clock.advance(by: .milliseconds(20))
         async let running: Void = alarms.run()
-        try await firings.wait(for: 1)
+        await firings.wait(for: 1)
         alarms.finish()
         await running
         #expect(firings.keys == ["a"])
@@ -162,7 +178,7 @@ import Testing
                             armed[key] = nil
                         }
                         // The firings this step makes due have run before the next step re-arms.
-                        try? await firings.wait(for: expected.count)
+                        await firings.wait(for: expected.count)
                     }
                 }
                 alarms.finish()
