@@ -141,6 +141,25 @@ import Testing
         await harness.stop()
     }
 
+    /// The walls: a link planted beside the database (its write-ahead log) would have SQLite
+    /// write wherever it leads. It is set aside as a link; what it leads to is untouched.
+    @Test func aLinkPlantedBesideTheDatabaseIsNeverWrittenThrough() async throws {
+        let outside = try TemporaryDirectory()
+        let victim = try outside.write("victim.txt", "VICTIM\n")
+        let harness = try await WorkspaceHarness(files: ["a.txt": "old\n", ".autosave/keep": ""])
+        await harness.stop()
+        try? FileManager.default.removeItem(atPath: harness.project.url(".autosave/history.sqlite-wal"))
+        try FileManager.default.createSymbolicLink(atPath: harness.project.url(".autosave/history.sqlite-wal"), withDestinationPath: victim)
+        let again = try await WorkspaceHarness(files: [:], root: harness.project.path)
+        _ = try await again.write("a.txt", "mine\n")
+        try await again.workspace.save(["a.txt"])
+        let history = try await history(again)
+        #expect(try await history.versions(at: "a.txt").first?.kind == .saved, "a new history started")
+        #expect(again.logged("history-corrupt").count == 1)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "VICTIM\n", "nothing was written through the link")
+        await again.stop()
+    }
+
     @Test func aFileOverTheCapIsNotRecorded() async throws {
         let harness = try await WorkspaceHarness(files: ["big.txt": "small\n"]) { $0.history.maxFileBytes = 16 }
         try harness.project.write("big.txt", String(repeating: "x", count: 100))

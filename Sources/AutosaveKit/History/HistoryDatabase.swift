@@ -41,11 +41,10 @@ final class HistoryDatabase: Sendable {
     private static func write(_ recording: VersionHistory.Recording, to store: VersionStore, files: HistoryFiles) throws(HistoryError) {
         switch recording {
         case .saved(let path, let bytes, let who, let time):
-            guard let bytes, files.isKept(bytes) else { return }
+            guard let bytes else { return }
             // A save of nothing but `restore`'s edit is the restore itself.
             try store.record(VersionInput(path: path, content: bytes, kind: who == "restore" ? .restored : .saved, who: who, time: time))
         case .read(let path, let bytes, let time):
-            guard files.isKept(bytes) else { return }
             // Already there, most often: the store records nothing for the same bytes again.
             try store.record(VersionInput(path: path, content: bytes, kind: .baseline, who: "external", time: time))
         case .changed(let path, let kind, let time):

@@ -53,6 +53,8 @@ public final class VersionHistory: Sendable {
 
     /// The agent saved `path` (`bytes` nil: deleted it); the save names the clients whose edits it holds.
     func saved(_ path: String, bytes: [UInt8]?) {
+        // A file over the cap is not kept: not held in the queue either.
+        if let bytes, !files.isKept(bytes) { return }
         let who = writers.take(path) ?? "agent"
         let time = now()
         queue.push(bytes == nil ? .removed(path: path, who: who, time: time) : .saved(path: path, bytes: bytes, who: who, time: time))
@@ -60,6 +62,7 @@ public final class VersionHistory: Sendable {
 
     /// A buffer read `path`: the version its edits stand on, and the one an outside change replaces.
     func read(_ path: String, bytes: [UInt8]) {
+        guard files.isKept(bytes) else { return }
         queue.push(.read(path: path, bytes: bytes, time: now()))
     }
 
