@@ -41,6 +41,14 @@ public final class OwnWrites: Sendable {
         }
     }
 
+    /// Whether the agent's last record for `path` is a file it wrote there (not a deletion, not none).
+    public func expectsFile(_ path: String) -> Bool {
+        expected.withLock { table in
+            guard let state = table[path] else { return false }
+            return state != nil
+        }
+    }
+
     /// Whether the agent left `path` in a state it still expects (written or deleted).
     public func isRecorded(_ path: String) -> Bool {
         expected.withLock { $0[path] != nil }

@@ -76,7 +76,10 @@ extension FileWatcher {
     /// The change of one name, comparing what was known with what is there now (`current`, which
     /// the change carries on).
     func classify(_ path: String, current: Fingerprint?) -> FileChange? {
-        let existedBefore = known.contains(path)
+        // A file the agent wrote there existed, even when its own events settle in the same
+        // window as the change after them (an `rm` right after the agent created the file):
+        // that is a removal to report, not a file created and gone again.
+        let existedBefore = known.contains(path) || ownWrites.expectsFile(path)
         if ownWrites.isOwn(path, current: current) {
             if current == nil { known.remove(path) } else { known.insert(path) }
             logger.trace("own-write", metadata: ["path": "\(path)"])
@@ -88,7 +91,10 @@ extension FileWatcher {
             return nil
         }
         switch (existedBefore, current != nil) {
-        case (true, true): return FileChange(.modified, path, fingerprint: current)
+        case (true, true):
+            // Known already, or the agent's own file whose events have not settled yet.
+            known.insert(path)
+            return FileChange(.modified, path, fingerprint: current)
         case (false, true):
             known.insert(path)
             return FileChange(.created, path, fingerprint: current)
