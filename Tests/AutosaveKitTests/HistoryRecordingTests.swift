@@ -70,6 +70,27 @@ import Testing
         await harness.stop()
     }
 
+    /// The class: the agent's own events and an outside change after them settling in one window.
+    /// A file the agent created and someone removed inside that window existed: its removal is
+    /// reported and recorded, not taken for a file created and gone again.
+    @Test func aRemovalInTheSameWindowAsTheSaveThatCreatedTheFileIsStillARemoval() async throws {
+        let harness = try await WorkspaceHarness()
+        _ = try await harness.write("new.txt", "precious\n")
+        try await harness.workspace.save(["new.txt"])
+        // No settling in between: the manual clock keeps the save's events in the open window.
+        try harness.project.remove("new.txt")
+        await harness.settleExternalChanges()
+        let history = try await history(harness)
+        #expect(try await history.versions(at: "new.txt").map(\.kind) == [.removed, .saved])
+        #expect(try await history.deleted(below: "").map(\.path) == ["new.txt"])
+        let removals = harness.events.elements.filter {
+            if case .externalChange(let change) = $0 { return change.kind == .removed && change.path == "new.txt" }
+            return false
+        }
+        #expect(removals.count == 1, "subscribers are told of the removal too")
+        await harness.stop()
+    }
+
     @Test func aMovedFileKeepsItsVersionsUnderItsOldName() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "first\n"])
         _ = try await harness.write("a.txt", "second\n")
