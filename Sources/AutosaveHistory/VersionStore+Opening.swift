@@ -145,6 +145,7 @@ extension VersionStore {
         if isEmpty {
             try database.transaction(.immediate) { () throws(HistoryError) in try execute(database, schema) }
         }
+        try execute(database, stampsSchema)
     }
 
     // MARK: - Helpers

@@ -45,3 +45,16 @@ int CAutosaveShims_openBeneath(int directory, const char *path, int flags) {
     return -1;
 #endif
 }
+
+#include <sys/resource.h>
+
+int CAutosaveShims_lowerThreadPriority(void) {
+    pid_t thread = (pid_t)syscall(SYS_gettid);
+    // On Linux a nice value belongs to the thread whose id it is given, not to the process.
+    if (setpriority(PRIO_PROCESS, (id_t)thread, 19) != 0) return -1;
+#ifdef SYS_ioprio_set
+    // IOPRIO_WHO_PROCESS (1) with a thread id, class IOPRIO_CLASS_IDLE (3) in bits 13 and up.
+    if (syscall(SYS_ioprio_set, 1, thread, 3 << 13) != 0) return -1;
+#endif
+    return 0;
+}

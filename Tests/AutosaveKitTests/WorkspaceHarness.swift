@@ -16,7 +16,7 @@ final class WorkspaceHarness: Sendable {
     init(
         files: [String: String] = [:], root: String? = nil, stateDirectory: String? = nil,
         configure: (inout Configuration) -> Void = { _ in },
-        beforeCommit: (@Sendable (String) -> Void)? = nil
+        beforeCommit: (@Sendable (String) -> Void)? = nil, afterBaselineRead: (@Sendable (String) -> Void)? = nil
     ) async throws {
         project = try TemporaryDirectory()
         for (path, content) in files { try project.write(path, content) }
@@ -29,7 +29,7 @@ final class WorkspaceHarness: Sendable {
         let resolved = ResolvedConfiguration(
             configuration: configuration, root: rootPath, stateDirectory: stateDirectory ?? rootPath + "/.autosave", file: nil)
         workspace = Workspace(
-            configuration: resolved, clock: clock, logger: LogCapture.logger(logs), faults: FaultPoints(beforeCommit: beforeCommit))
+            configuration: resolved, clock: clock, logger: LogCapture.logger(logs), faults: FaultPoints(beforeCommit: beforeCommit, afterBaselineRead: afterBaselineRead))
         try await workspace.start()
         events.record(workspace.events())
         let workspace = self.workspace

@@ -70,6 +70,18 @@ public struct Configuration: Sendable, Equatable {
         public var enabled = true
         /// Files larger than this are not recorded (their versions are not kept).
         public var maxFileBytes = 1 << 20
+        /// Whether every file is stored once after `ready`, so that the first outside change to a
+        /// file no buffer ever read has a version before it.
+        public var baseline = BaselineSetting.auto
+    }
+
+    /// `history.baseline`: `"auto"`, `true` or `false`.
+    public enum BaselineSetting: Sendable, Equatable {
+        /// On for trees up to `HistoryBaseline.autoFileLimit` files and `autoByteLimit` bytes
+        /// under `history.maxFileBytes`; above, off, with a log line saying what it would cost.
+        case auto
+        case on
+        case off
     }
 
     /// Sizes the agent refuses, and how long it may take to stop.

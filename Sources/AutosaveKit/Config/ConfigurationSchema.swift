@@ -49,6 +49,9 @@ public enum ConfigurationSchema {
         integer(
             "history.maxFileBytes", \.history.maxFileBytes, 0...(1 << 34),
             help: "largest file whose versions are kept"),
+        baselineChoice(
+            "history.baseline", \.history.baseline,
+            help: "store every file once after start-up, in the background (auto: trees up to 100,000 files and 2 GiB)"),
         integer(
             "limits.maxFileBytes", \.limits.maxFileBytes, 1...(1 << 40),
             help: "largest file a buffer may hold"),
@@ -126,6 +129,29 @@ public enum ConfigurationSchema {
                 return nil
             },
             encode: { .string($0[keyPath: keyPath].rawValue) })
+    }
+
+    private static func baselineChoice(
+        _ path: String, _ property: WritableKeyPath<Configuration, Configuration.BaselineSetting>, help: String
+    ) -> Field {
+        nonisolated(unsafe) let keyPath = property
+        return Field(
+            path: path, allowed: "\"auto\", true or false", help: help,
+            decode: { configuration, value in
+                switch value {
+                case .string("auto"): configuration[keyPath: keyPath] = .auto
+                case .bool(let flag): configuration[keyPath: keyPath] = flag ? .on : .off
+                default: return "expected \"auto\", true or false, got \(value.jsonText)"
+                }
+                return nil
+            },
+            encode: { configuration in
+                switch configuration[keyPath: keyPath] {
+                case .auto: .string("auto")
+                case .on: .bool(true)
+                case .off: .bool(false)
+                }
+            })
     }
 
     private static func text(

@@ -11,8 +11,13 @@ struct HistoryFiles: Sendable {
     /// The file's bytes now; nil when there is none, it is too large, not a regular file, or out
     /// of bounds (history then has no version of it, and says nothing: the watcher logged the change).
     func read(_ path: String) -> [UInt8]? {
+        readVersion(path)?.bytes
+    }
+
+    /// The file's bytes now and the fingerprint they belong to; nil as for `read`.
+    func readVersion(_ path: String) -> DiskVersion? {
         do throws(DiskVersion.ReadError) {
-            return try DiskVersion.read(path, resolver: resolver, limit: maxFileBytes)?.bytes
+            return try DiskVersion.read(path, resolver: resolver, limit: maxFileBytes)
         } catch {
             return nil
         }

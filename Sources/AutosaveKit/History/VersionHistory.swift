@@ -35,7 +35,7 @@ public final class VersionHistory: Sendable {
     private let queue = RecordingQueue()
     /// Per path, the clients whose edits its buffer took since its last save.
     private let writers: EditWriters
-    private let files: HistoryFiles
+    let files: HistoryFiles
     private let logger: Logger
     /// Milliseconds since the Unix epoch: the wall clock versions are stamped with (tests set it).
     let now: @Sendable () -> Int64

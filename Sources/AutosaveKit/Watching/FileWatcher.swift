@@ -278,6 +278,15 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// Every file the watcher currently knows, relative to the root (tests compare it with the tree).
     var knownPaths: PathSet { PathSet(known.all) }
 
+    /// The folders holding files the watcher knows now: the baseline walks them a few at a time,
+    /// so a million names are never one array.
+    var knownFolders: [String] { known.folders }
+
+    /// The files the watcher knows now directly inside `folders`, relative to the root.
+    func knownFiles(in folders: some Sequence<String>) -> [String] {
+        folders.flatMap { known.files(in: $0) }
+    }
+
     // MARK: - Settling
 
     /// A settle timer woke, or a deadline already due was queued: settles what is due. The next

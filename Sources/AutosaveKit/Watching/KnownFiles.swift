@@ -52,6 +52,9 @@ struct KnownFiles {
         (directories[directory] ?? []).map { directory.isEmpty ? $0 : directory + "/" + $0 }
     }
 
+    /// The folders that hold known files (`""` for the root).
+    var folders: [String] { directories.keys }
+
     /// Every known file.
     var all: [String] { directories.keys.flatMap { files(in: $0) } }
 

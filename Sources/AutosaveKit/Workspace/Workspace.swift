@@ -16,6 +16,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// `root` and a slash: what an absolute path inside the root starts with.
     let rootPrefix: String
     let configuration: ResolvedConfiguration
+    /// Fault-injection seams (tests only; empty in the agent).
+    let faults: FaultPoints
     var context: BufferContext<C>
     let watcher: FileWatcher<C>
     let broadcast: EventBroadcast
@@ -52,6 +54,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         self.stateDirectory = configuration.stateDirectory
         self.configuration = configuration
         self.logger = logger
+        self.faults = faults
         let broadcast = EventBroadcast()
         self.broadcast = broadcast
         let ownWrites = OwnWrites()
@@ -142,10 +145,15 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// The unsaved edits of every buffer when the root moved away (for the next workspace).
     public internal(set) var unsavedEdits: [JournalRecord] = []
 
-    /// Finishes what start-up left for after `ready`: the known files of the first scan.
+    /// Finishes what start-up left for after `ready`: the known files of the first scan; then
+    /// history's baseline may begin (in `run()`, in the background).
     public func finishStartUp() async {
         await watcher.makeKnownFiles()
+        baselineGate.open()
     }
+
+    /// Opened after `ready`, stopped when the watcher stops: history's baseline runs in between.
+    nonisolated let baselineGate = BaselineGate()
 
     /// Runs the watcher, routes what it reports to the buffers, and fires their autosave timers,
     /// until `shutdown()`; returns once the watcher's last change has been handled.
@@ -157,7 +165,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             group.addTask { await alarms.run() }
             if let history { group.addTask { await history.run() } }
             await withDiscardingTaskGroup { consumers in
-                consumers.addTask { await watcher.run() }
+                consumers.addTask {
+                    await watcher.run()
+                    self.baselineGate.stop()
+                }
+                if let history { consumers.addTask { await self.runBaseline(of: history) } }
                 consumers.addTask {
                     for await burst in watcher.changes { await self.handle(burst) }
                 }

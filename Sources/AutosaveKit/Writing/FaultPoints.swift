@@ -10,13 +10,16 @@
     public var beforeRename: (@Sendable (String) -> Void)?
     /// Picks the temp file's name from the target's name (random in the agent).
     public var tempName: (@Sendable (String) -> String)?
+    /// Runs on history's baseline thread after it read a file and before it records it, with the path.
+    public var afterBaselineRead: (@Sendable (String) -> Void)?
 
     public init(
         beforeCommit: (@Sendable (String) -> Void)? = nil, beforeRename: (@Sendable (String) -> Void)? = nil,
-        tempName: (@Sendable (String) -> String)? = nil
+        tempName: (@Sendable (String) -> String)? = nil, afterBaselineRead: (@Sendable (String) -> Void)? = nil
     ) {
         self.beforeCommit = beforeCommit
         self.beforeRename = beforeRename
         self.tempName = tempName
+        self.afterBaselineRead = afterBaselineRead
     }
 }

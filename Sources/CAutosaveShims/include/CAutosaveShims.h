@@ -67,4 +67,9 @@ int CAutosaveShims_pipeCloseOnExec(int *_Nonnull fds);
 int CAutosaveShims_spawnActionsChangeDirectory(void *_Nonnull actions, const char *_Nonnull directory);
 int CAutosaveShims_spawnActionsCloseFrom(void *_Nonnull actions, int lowest);
 
+/// Lowers the calling thread, and only it, to the lowest CPU priority (nice 19) and the idle I/O
+/// class (`ioprio_set(IOPRIO_WHO_PROCESS, gettid(), IOPRIO_CLASS_IDLE)`), for background work
+/// that must yield to everything else. Returns 0, or -1 with errno from the call that failed
+/// (the thread then runs on at whatever priority it got).
+int CAutosaveShims_lowerThreadPriority(void);
 #endif

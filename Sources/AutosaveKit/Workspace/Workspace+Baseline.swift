@@ -1,0 +1,19 @@
+extension Workspace {
+    /// Once `ready` is out, stores every file history has no version of (`HistoryBaseline`), in
+    /// the background, until done or until the watcher stops.
+    func runBaseline(of history: VersionHistory) async {
+        let gate = baselineGate
+        guard await gate.waitUntilOpen() else { return }
+        let watcher = self.watcher
+        let clock = context.clock
+        let start = clock.now
+        let baseline = HistoryBaseline(
+            database: history.database, files: history.files, root: root, setting: configuration.configuration.history.baseline,
+            logger: logger, now: history.now, elapsed: { start.duration(to: clock.now) }, afterRead: faults.afterBaselineRead)
+        let source = HistoryBaseline.FileSource(
+            count: { await watcher.knownFileCount },
+            folders: { await watcher.knownFolders },
+            files: { await watcher.knownFiles(in: $0) })
+        await baseline.run(source, isStopping: { gate.isStopping })
+    }
+}
