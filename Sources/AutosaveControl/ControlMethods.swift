@@ -65,6 +65,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .history: return MethodOutcome(result: try await history(try HistoryMethod(params: params, content: content)).json)
             case .show: return try await show(try ShowMethod(params: params, content: content))
             case .restore: return try await restore(try RestoreMethod(params: params, content: content))
+            case .restoreDeleted:
+                return MethodOutcome(result: try await restoreDeleted(try RestoreDeletedMethod(params: params, content: content)).json)
             }
         } catch {
             throw RPCError(answering: error)
@@ -147,6 +149,25 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         let edit = try await workspace.accept(destination, content, createParents: true)
         workspace.announceEdit(of: destination, revision: edit.revision, by: "restore")
         return MethodOutcome(result: EditedFile(path: destination, revision: edit.revision).json, edit: edit)
+    }
+
+    /// `restoreDeleted`: every removed file below a folder written back, each as `restore`'s edit.
+    private func restoreDeleted(_ request: RestoreDeletedMethod) async throws -> RestoreDeletedMethod.Result {
+        let folder = request.path.isEmpty ? "" : try await workspace.resolve(request.path)
+        let history = try await history()
+        let removals = try await history.deleted(below: folder)
+        var files: [EditedFile] = []
+        var edits: [AcceptedEdit] = []
+        for removal in removals {
+            // The removal holds no content of its own: the version before it is what it removed.
+            guard let content = try await history.content(of: removal.path, at: .back(1)).content else { continue }
+            let edit = try await workspace.accept(removal.path, content, createParents: true)
+            workspace.announceEdit(of: removal.path, revision: edit.revision, by: "restore")
+            files.append(EditedFile(path: removal.path, revision: edit.revision))
+            edits.append(edit)
+        }
+        for edit in edits { try await edit.waitUntilDurable() }
+        return RestoreDeletedMethod.Result(files: files)
     }
 
     private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {

@@ -54,12 +54,38 @@ struct ShowCommand: AsyncParsableCommand {
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Write version V of PATH back (or to --to NEWPATH), as an edit: merged with unsaved edits, saved, and itself a new version.")
+        abstract: "Write version V of PATH back (or to --to NEWPATH), as an edit: merged with unsaved edits, saved, and itself a new version.",
+        discussion: "`autosave restore --deleted DIR` brings back every file removed below DIR, each as it was when removed.")
     @OptionGroup var client: ClientOptions
-    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument
+    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument?
     @Option(name: .long, help: "Write it to NEWPATH instead (its folders are made).") var to: String?
+    @Option(name: .long, help: "Bring back every file removed below DIR (`autosave history --deleted DIR` lists them).")
+    var deleted: String?
+
+    func validate() throws {
+        switch (version, deleted) {
+        case (nil, nil): throw ValidationError("give PATH@V, or --deleted DIR")
+        case (.some, .some): throw ValidationError("give PATH@V or --deleted DIR, not both")
+        case (nil, .some) where to != nil: throw ValidationError("--to goes with PATH@V, not with --deleted")
+        default: break
+        }
+    }
 
     func run() async throws {
+        if let deleted {
+            // `DIR/` as a shell completes it names the folder.
+            var name = Substring(deleted)
+            while name.count > 1, name.last == "/" { name.removeLast() }
+            let folder = ClientOptions.absolute(String(name))
+            let restored = try await client.call(RestoreDeletedMethod(path: folder)).files
+            guard !restored.isEmpty else {
+                printError("nothing to bring back: no file removed below \(deleted) is in history (`autosave history --deleted \(deleted)`)")
+                throw ExitStatus.failure
+            }
+            for file in restored { print(file.json.jsonText) }
+            return
+        }
+        guard let version else { return }
         let request = RestoreMethod(path: ClientOptions.absolute(version.path), version: version.selector, to: to.map(ClientOptions.absolute))
         print(try await client.call(request).json.jsonText)
     }

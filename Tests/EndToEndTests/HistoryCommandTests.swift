@@ -48,6 +48,59 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    @Test func sedInPlaceOverAFileNoOneOpenedIsUndoneFromTheBaseline() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("config/app.ini", "port = 8080\nhost = example.org\n")
+        try project.write("notes.txt", "untouched\n")
+        let agent = try await AgentProcess.started(on: project)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "history-baseline state=done") {
+            $0.contains("history-baseline") && $0.contains("state=done")
+        }
+        // A coding agent's `sed -i` through a shell, on a file no buffer ever held.
+        try runTool("/bin/sed", ["-i", "s/8080/9090/", project.url("config/app.ini")])
+        #expect(try await client(["sync"], in: project).status == 0)
+        let shown = try await client(["show", "config/app.ini@-1"], in: project)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout == "port = 8080\nhost = example.org", "the version before sed, from the baseline")
+        let listed = try await client(["history", "config/app.ini", "--json"], in: project)
+        let versions = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(versions.map { $0["kind"] as? String } == ["modified", "baseline"])
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
+    @Test func rmDashRfOfTheWrongFolderIsBroughtBackWithRestoreDeleted() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("src/main.c", "int main(void) { return 0; }\n")
+        try project.write("src/lib/util.c", "int util(void) { return 1; }\n")
+        try project.write("keep/other.txt", "other\n")
+        let agent = try await AgentProcess.started(on: project)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "history-baseline state=done") {
+            $0.contains("history-baseline") && $0.contains("state=done")
+        }
+        try runTool("/bin/rm", ["-rf", project.url("src")])
+        #expect(try await client(["sync"], in: project).status == 0)
+        let listed = try await client(["history", "--deleted", "src"], in: project)
+        #expect(listed.stdout.contains("src/main.c") && listed.stdout.contains("src/lib/util.c"), "\(listed.stdout)\(listed.stderr)")
+
+        let restored = try await client(["restore", "--deleted", "src/"], in: project)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(restored.stdout.split(separator: "\n").count == 2, "one line per file brought back: \(restored.stdout)")
+        #expect(try await client(["sync"], in: project).status == 0)
+        #expect(try await client(["save", "src/main.c", "src/lib/util.c"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("src/main.c"), encoding: .utf8) == "int main(void) { return 0; }\n")
+        #expect(try String(contentsOfFile: project.url("src/lib/util.c"), encoding: .utf8) == "int util(void) { return 1; }\n")
+        #expect(try String(contentsOfFile: project.url("keep/other.txt"), encoding: .utf8) == "other\n")
+
+        let again = try await client(["restore", "--deleted", "src"], in: project)
+        #expect(again.status == 1, "nothing removed below src any more")
+        #expect(again.stderr.contains("nothing to bring back"), "\(again.stderr)")
+        let both = try await client(["restore", "src/main.c@-1", "--deleted", "src"], in: project)
+        #expect(both.status == 2, "PATH@V and --deleted together is a usage error")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aRemovedFileIsListedAndBroughtBack() async throws {
         let project = try TemporaryDirectory()
         try project.write("src/keep.txt", "keep\n")
