@@ -91,6 +91,14 @@ struct LineChanges: Sendable, Equatable {
         while start > 0 && a[start - 1] != 0x0A { start -= 1 }
         var tail = 0
         let room = shorter - start
+        if let left = a.baseAddress, let right = b.baseAddress {
+            while tail + 8 <= room,
+                UnsafeRawPointer(left + a.count - tail - 8).loadUnaligned(as: UInt64.self)
+                    == UnsafeRawPointer(right + b.count - tail - 8).loadUnaligned(as: UInt64.self)
+            {
+                tail += 8
+            }
+        }
         while tail < room && a[a.count - 1 - tail] == b[b.count - 1 - tail] { tail += 1 }
         // Forward to a line start in both: past the first line break inside the common suffix,
         // unless the suffix already begins a line on both sides.
