@@ -154,11 +154,15 @@ import Testing
         #expect(inZone.status == 0, "\(inZone.stderr)")
         #expect(inZone.output == shown.output, "a local time is read in the client's zone")
 
+        let restored = try await client(["restore", "plan.txt@\(utc)"], in: project)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try await client(["cat", "plan.txt"], in: project).stdout == idAt.stdout, "restore takes a time too")
+
         let early = try await client(["show", "plan.txt@10 weeks ago"], in: project)
         #expect(early.status == 1)
         #expect(early.stderr.contains("plan.txt has no version as early as"), "\(early.stderr)")
         #expect(early.stderr.contains("history's earliest version of it is from"), "\(early.stderr)")
-        let diff = try await client(["diff", "plan.txt@\(utc)", "plan.txt@-0"], in: project)
+        let diff = try await client(["diff", "plan.txt@\(utc)", "plan.txt@\(try #require(listed.first?["version"] as? Int))"], in: project)
         #expect(diff.stdout.contains("\n-two\n+2\n+three"), "\(diff.stdout)")
         agent.signal(SIGTERM)
         #expect(await agent.exitStatus() == 0)
