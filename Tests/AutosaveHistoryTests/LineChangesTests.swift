@@ -67,7 +67,7 @@ import Testing
         #expect(elapsed < .milliseconds(500), "took \(elapsed)")
     }
 
-    @Test func pastTheEditLimitTheCountsAreTheMiddleAsAnUpperBound() {
+    @Test func pastTheStepLimitTheCountsAreTheMiddleAsAnUpperBound() {
         // Every other line swapped with its neighbour: a shortest script of 2 edits per pair.
         let old = (0..<100).map { "line \($0)\n" }
         var new = old
@@ -76,7 +76,7 @@ import Testing
         let newBytes = Array(new.joined().utf8)
         #expect(LineChanges.between(oldBytes, newBytes) == LineChanges(added: 50, removed: 50))
         #expect(
-            LineChanges.between(oldBytes, newBytes, editLimit: 10) == LineChanges(added: 100, removed: 100),
+            LineChanges.between(oldBytes, newBytes, stepLimit: 100) == LineChanges(added: 100, removed: 100),
             "every line between the common prefix and suffix, counted once each way")
     }
 
