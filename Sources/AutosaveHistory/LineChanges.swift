@@ -68,7 +68,8 @@ struct LineChanges: Sendable, Equatable {
         }
         // Of a shortest script's `distance` edits, removals minus additions is the kept lines' count difference.
         let difference = newKept.count - oldKept.count
-        return LineChanges(added: addedAlone + (distance + difference) / 2, removed: removedAlone + (distance - difference) / 2)
+        return LineChanges(
+            added: addedAlone + (distance + difference) / 2, removed: removedAlone + (distance - difference) / 2)
     }
 
     /// The byte ranges of `a` and `b` between their longest common prefix and suffix of whole lines.
@@ -134,26 +135,30 @@ struct LineChanges: Sendable, Equatable {
         let offset = most + 1
         var furthest = [Int](repeating: 0, count: 2 * most + 3)
         return furthest.withUnsafeMutableBufferPointer { v -> Int? in
-            old.withUnsafeBufferPointer { old in new.withUnsafeBufferPointer { new in
-            for d in 0...most {
-                var k = -d
-                while k <= d {
-                    var x = k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1
-                    var y = x - k
-                    let start = x
-                    while x < n && y < m && old[x] == new[y] && equal(x, y) {
-                        x += 1
-                        y += 1
+            old.withUnsafeBufferPointer { old in
+                new.withUnsafeBufferPointer { new in
+                    for d in 0...most {
+                        var k = -d
+                        while k <= d {
+                            var x =
+                                k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1])
+                                ? v[offset + k + 1] : v[offset + k - 1] + 1
+                            var y = x - k
+                            let start = x
+                            while x < n && y < m && old[x] == new[y] && equal(x, y) {
+                                x += 1
+                                y += 1
+                            }
+                            v[offset + k] = x
+                            if x >= n && y >= m { return d }
+                            steps += 1 + x - start
+                            if steps > stepLimit { return nil }
+                            k += 2
+                        }
                     }
-                    v[offset + k] = x
-                    if x >= n && y >= m { return d }
-                    steps += 1 + x - start
-                    if steps > stepLimit { return nil }
-                    k += 2
+                    return nil
                 }
             }
-            return nil
-            } }
         }
     }
 }

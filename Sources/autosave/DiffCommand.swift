@@ -14,7 +14,8 @@ import Glibc
 struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
-        abstract: "Show what changed from version A of PATH to version B, or to the file now (its buffer, else the disk), as a unified diff.",
+        abstract:
+            "Show what changed from version A of PATH to version B, or to the file now (its buffer, else the disk), as a unified diff.",
         discussion: VersionArgument.forms + """
 
 
@@ -23,13 +24,20 @@ struct DiffCommand: AsyncParsableCommand {
             "Binary versions … differ".
             """)
     @OptionGroup var client: ClientOptions
-    @Argument(help: "PATH@A, such as notes.txt@12 or notes.txt@\"10 minutes ago\".", completion: .file(), transform: VersionArgument.init(parsing:))
+    @Argument(
+        help: "PATH@A, such as notes.txt@12 or notes.txt@\"10 minutes ago\".", completion: .file(),
+        transform: VersionArgument.init(parsing:))
     var old: VersionArgument
     @Argument(
-        help: "PATH@B (default: PATH as the agent serves it now: its buffer when open, else the disk).", completion: .file(),
+        help: "PATH@B (default: PATH as the agent serves it now: its buffer when open, else the disk).",
+        completion: .file(),
         transform: VersionArgument.init(parsing:))
     var new: VersionArgument?
-    @Option(name: .long, help: "Colour the diff as git does: auto (when standard output is a terminal and NO_COLOR is not set), always or never.")
+    @Option(
+        name: .long,
+        help:
+            "Colour the diff as git does: auto (when standard output is a terminal and NO_COLOR is not set), always or never."
+    )
     var color: ColorChoice = .auto
 
     func run() async throws {
@@ -62,7 +70,8 @@ struct DiffCommand: AsyncParsableCommand {
         let isRemoval = version.kind == .removed
         return Side(
             name: "\(version.path)@\(version.id)",
-            detail: VersionLine.localTime(version.time) + " (" + version.kind.rawValue + (isRemoval ? ": no file" : "") + ")",
+            detail: VersionLine.localTime(version.time) + " (" + version.kind.rawValue + (isRemoval ? ": no file" : "")
+                + ")",
             content: isRemoval ? [] : answer.content ?? [])
     }
 
@@ -70,7 +79,8 @@ struct DiffCommand: AsyncParsableCommand {
     private func now(_ path: String) async throws -> Side {
         let answer = try await client.call(ReadMethod(path: ClientOptions.absolute(path), isRaw: true), content: nil)
         let exists = answer.content != nil
-        return Side(name: answer.result.path, detail: exists ? "(now)" : "(now: no file)", content: answer.content ?? [])
+        return Side(
+            name: answer.result.path, detail: exists ? "(now)" : "(now: no file)", content: answer.content ?? [])
     }
 
     /// Writes the diff from `before` to `after`; whether they differ.

@@ -14,14 +14,21 @@ import Testing
 
     @Test func countsWhatAUserWouldCount() {
         #expect(changes("a\nb\nc\n", "a\nb\nc\n") == LineChanges(added: 0, removed: 0))
-        #expect(changes("a\nb\nc\n", "a\nB\nc\n") == LineChanges(added: 1, removed: 1), "a changed line is one out, one in")
+        #expect(
+            changes("a\nb\nc\n", "a\nB\nc\n") == LineChanges(added: 1, removed: 1), "a changed line is one out, one in")
         #expect(changes("a\nb\nc\n", "a\nc\n") == LineChanges(added: 0, removed: 1))
         #expect(changes("a\nc\n", "a\nb\nb2\nc\n") == LineChanges(added: 2, removed: 0))
         #expect(changes("", "one\ntwo\n") == LineChanges(added: 2, removed: 0))
         #expect(changes("one\ntwo\n", "") == LineChanges(added: 0, removed: 2))
-        #expect(changes("a\nb", "a\nb\n") == LineChanges(added: 1, removed: 1), "a last line gaining its line break changes")
-        #expect(changes("a\nb\n", "a\nbc\n") == LineChanges(added: 1, removed: 1), "a prefix of bytes is not a prefix of lines")
-        #expect(changes("x\na\n", "y\na\n") == LineChanges(added: 1, removed: 1), "a suffix of bytes is not a suffix of lines")
+        #expect(
+            changes("a\nb", "a\nb\n") == LineChanges(added: 1, removed: 1), "a last line gaining its line break changes"
+        )
+        #expect(
+            changes("a\nb\n", "a\nbc\n") == LineChanges(added: 1, removed: 1),
+            "a prefix of bytes is not a prefix of lines")
+        #expect(
+            changes("x\na\n", "y\na\n") == LineChanges(added: 1, removed: 1),
+            "a suffix of bytes is not a suffix of lines")
         #expect(changes("a\r\nb\r\n", "a\nb\r\n") == LineChanges(added: 1, removed: 1), "a \\r is part of its line")
         #expect(changes("a\nb\na\nb\n", "b\na\nb\na\n") == LineChanges(added: 1, removed: 1))
         #expect(changes("same\n", "same\nsame\nsame\n") == LineChanges(added: 2, removed: 0))
@@ -31,7 +38,9 @@ import Testing
         #expect(LineChanges.between([0x61, 0, 0x0A], Array("a\n".utf8)) == nil)
         #expect(LineChanges.between(Array("a\n".utf8), [0, 1, 2]) == nil)
         let lateNUL = [UInt8](repeating: 0x61, count: 9000) + [0]
-        #expect(LineChanges.between(lateNUL, Array("a\n".utf8)) != nil, "only the first 8000 bytes are looked at, as git does")
+        #expect(
+            LineChanges.between(lateNUL, Array("a\n".utf8)) != nil,
+            "only the first 8000 bytes are looked at, as git does")
     }
 
     @Test func randomTextsCountAsTheLongestCommonSubsequenceSays() {

@@ -19,7 +19,8 @@ import Testing
         let removed = try #require(try store.record(input("b.txt", nil, .removed)))
         let back = try #require(try store.record(input("b.txt", "one\n", .created)))
         let binary = try #require(
-            try store.record(VersionInput(path: "b.txt", content: [0, 1, 10], kind: .modified, who: "external", time: 2_000)))
+            try store.record(
+                VersionInput(path: "b.txt", content: [0, 1, 10], kind: .modified, who: "external", time: 2_000)))
 
         #expect(first.added == nil && first.removed == nil, "a first version has nothing to count against")
         #expect((edited.added, edited.removed) == (2, 1))
@@ -45,17 +46,24 @@ import Testing
 
         let store = try fixture.open()
         #expect(try fixture.integer("PRAGMA user_version") == 2)
-        #expect(try fixture.texts("SELECT name FROM pragma_table_info('versions') WHERE name IN ('added', 'removed') ORDER BY name") == ["added", "removed"])
+        #expect(
+            try fixture.texts(
+                "SELECT name FROM pragma_table_info('versions') WHERE name IN ('added', 'removed') ORDER BY name") == [
+                    "added", "removed",
+                ])
         let versions = try store.versions(of: "notes.txt")
         #expect(versions.map(\.id) == [1])
-        #expect(versions.first?.added == nil && versions.first?.removed == nil, "versions of schema 1 were never counted")
+        #expect(
+            versions.first?.added == nil && versions.first?.removed == nil, "versions of schema 1 were never counted")
         #expect(versions.first?.who == "cli")
         #expect(try store.content(of: 1) == old, "the old content reads back byte for byte")
 
         let next = try #require(try store.record(input("notes.txt", "kept\nfrom\nversion two\n")))
         #expect((next.added, next.removed) == (1, 1), "a new version counts against the one schema 1 stored")
         store.close()
-        #expect(try fixture.open().versions(of: "notes.txt").map(\.id) == [next.id, 1], "opening again migrates nothing twice")
+        #expect(
+            try fixture.open().versions(of: "notes.txt").map(\.id) == [next.id, 1],
+            "opening again migrates nothing twice")
     }
 
     /// A history database as schema version 1 made it: its tables, and one version of
@@ -93,7 +101,8 @@ import Testing
             PRAGMA application_id = \(0x4153_5648);
             PRAGMA user_version = 1;
             """)
-        let insertContent = try database.prepare("INSERT INTO contents(digest, size, base, depth, data) VALUES (?, ?, NULL, 0, ?)")
+        let insertContent = try database.prepare(
+            "INSERT INTO contents(digest, size, base, depth, data) VALUES (?, ?, NULL, 0, ?)")
         try insertContent.bind(Int64(bitPattern: ContentHash.of(content)), at: 1)
         try insertContent.bind(content.count, at: 2)
         try insertContent.bind(try Zstd.compress(content, prefix: nil), at: 3)

@@ -50,7 +50,8 @@ import Testing
         #expect(written("", "one\ntwo\n") == "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+one\n+two\n")
         #expect(written("gone\n", "") == "--- a\n+++ b\n@@ -1 +0,0 @@\n-gone\n")
         #expect(written("a\nb\n", "a\nb\n").isEmpty, "no difference, no diff")
-        let kinds = UnifiedDiff.lines(from: Array("a\nb".utf8), to: Array("a\nc\n".utf8), oldLabel: "a", newLabel: "b").map(\.kind)
+        let kinds = UnifiedDiff.lines(from: Array("a\nb".utf8), to: Array("a\nc\n".utf8), oldLabel: "a", newLabel: "b")
+            .map(\.kind)
         #expect(kinds == [.fileHeader, .fileHeader, .hunkHeader, .context, .removed, .noNewline, .added])
     }
 
@@ -80,7 +81,9 @@ import Testing
             }
             let diff = try UnifiedDiff(parsing: lines.flatMap(\.bytes))
             let applied = try HunkPlacement.apply(diff.files[0].hunks, to: oldBytes, path: "f")
-            #expect(applied == newBytes, "round \(round): \(old.joined().debugDescription) → \(new.joined().debugDescription)")
+            #expect(
+                applied == newBytes,
+                "round \(round): \(old.joined().debugDescription) → \(new.joined().debugDescription)")
             let contextRuns = lines.split { $0.kind != .context }.map(\.count)
             #expect(contextRuns.allSatisfy { $0 <= 6 }, "at most 3 lines of context each side, 6 between two changes")
         }

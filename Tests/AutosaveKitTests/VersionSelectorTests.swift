@@ -11,7 +11,9 @@ import Testing
     func parsed(_ text: String) throws -> VersionSelector { try VersionSelector.parse(text, now: now) }
 
     /// Milliseconds of a local date and time, as the C library makes them (whatever zone this runs in).
-    func local(_ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32 = 0, _ minute: Int32 = 0, _ second: Int32 = 0) -> Int64 {
+    func local(
+        _ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32 = 0, _ minute: Int32 = 0, _ second: Int32 = 0
+    ) -> Int64 {
         var parts = tm()
         (parts.tm_year, parts.tm_mon, parts.tm_mday) = (year - 1900, month - 1, day)
         (parts.tm_hour, parts.tm_min, parts.tm_sec, parts.tm_isdst) = (hour, minute, second, -1)
@@ -45,7 +47,9 @@ import Testing
         #expect(try parsed("2026-11-27") == .time(local(2026, 11, 27)), "a date is its local midnight")
         #expect(try parsed("2026-11-27T10:00") == .time(local(2026, 11, 27, 10)))
         #expect(try parsed("2026-11-27T10:00:05") == .time(local(2026, 11, 27, 10, 0, 5)))
-        #expect(try parsed("2026-11-27 10:00:05") == .time(local(2026, 11, 27, 10, 0, 5)), "as `autosave history` prints it")
+        #expect(
+            try parsed("2026-11-27 10:00:05") == .time(local(2026, 11, 27, 10, 0, 5)), "as `autosave history` prints it"
+        )
         #expect(try parsed("2026-11-27T10:00:05.25") == .time(local(2026, 11, 27, 10, 0, 5) + 250))
         #expect(try parsed("2026-11-27T10:00:00Z") == .time(now))
         #expect(try parsed("2026-11-27T10:00:00.123Z") == .time(now + 123))
@@ -62,7 +66,10 @@ import Testing
     }
 
     @Test func garbageIsAnErrorThatNamesTheText() {
-        for text in ["yesterday", "10 parsecs ago", "2026-13-01", "2026-02-30", "2026-11-27T25:00", "2026-11-27T10", "2026-11-27T10:00+5", "", "12abc", "-x"] {
+        for text in [
+            "yesterday", "10 parsecs ago", "2026-13-01", "2026-02-30", "2026-11-27T25:00", "2026-11-27T10",
+            "2026-11-27T10:00+5", "", "12abc", "-x",
+        ] {
             #expect {
                 try VersionSelector.parse(text, now: now)
             } throws: { error in

@@ -7,7 +7,9 @@ import Testing
 /// to version A gives version B byte for byte; against the file now it shows unsaved edits; its
 /// exit status is diff's.
 @Suite struct DiffCommandTests {
-    func client(_ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+    func client(
+        _ arguments: [String], in project: TemporaryDirectory, stdin: String? = nil
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
         try await AgentProcess.client(arguments, in: project, stdin: stdin)
     }
 
@@ -19,7 +21,8 @@ import Testing
     ) async throws -> (status: Int32, output: [UInt8], stderr: String) {
         let output = scratch.url("output-\(UUID().uuidString)")
         let script = "out=$1; shift; \(environment) \"$0\" \"$@\" > \"$out\""
-        let run = try await AgentProcess.run(["-c", script, AgentProcess.binary, output] + arguments, executable: "/bin/sh", in: project.path)
+        let run = try await AgentProcess.run(
+            ["-c", script, AgentProcess.binary, output] + arguments, executable: "/bin/sh", in: project.path)
         return (run.status, Array(try Data(contentsOf: URL(fileURLWithPath: output))), run.stderr)
     }
 
@@ -56,9 +59,12 @@ import Testing
         try Data(before.utf8).write(to: URL(fileURLWithPath: scratch.url("old.txt")))
         try Data(diff.output).write(to: URL(fileURLWithPath: scratch.url("notes.diff")))
         let patched = try await AgentProcess.run(
-            ["-s", "-o", scratch.url("new.txt"), scratch.url("old.txt"), scratch.url("notes.diff")], executable: "/usr/bin/patch")
+            ["-s", "-o", scratch.url("new.txt"), scratch.url("old.txt"), scratch.url("notes.diff")],
+            executable: "/usr/bin/patch")
         #expect(patched.status == 0, "\(patched.stdout) \(patched.stderr)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.url("new.txt"))) == Data(after.utf8), "patch turns version A into version B")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: scratch.url("new.txt"))) == Data(after.utf8),
+            "patch turns version A into version B")
 
         let same = try await client(["diff", "notes.txt@-0", "notes.txt@\(ids[0])"], in: project)
         #expect(same.status == 0 && same.stdout.isEmpty, "the same version twice: no output, status 0")
@@ -82,7 +88,8 @@ import Testing
         #expect(diff.stdout.contains("\n+++ todo.txt\t(now)\n"), "\(diff.stdout)")
         #expect(diff.stdout.hasSuffix("@@ -1,2 +1,3 @@\n milk\n+bread\n eggs"), "\(diff.stdout)")
 
-        let coloured = try await exactOutput(["diff", "todo.txt@-0", "--color", "always"], in: project, scratch: scratch)
+        let coloured = try await exactOutput(
+            ["diff", "todo.txt@-0", "--color", "always"], in: project, scratch: scratch)
         let text = String(decoding: coloured.output, as: UTF8.self)
         #expect(text.contains("\u{1B}[36m@@ -1,2 +1,3 @@\u{1B}[m\n"), "cyan hunk header: \(text.debugDescription)")
         #expect(text.contains("\u{1B}[32m+bread\u{1B}[m\n"), "green addition: \(text.debugDescription)")
@@ -104,7 +111,9 @@ import Testing
         #expect(try await client(["write", "image.bin", "--from", scratch.url("next.bin")], in: project).status == 0)
         let binary = try await client(["diff", "image.bin@-0"], in: project)
         #expect(binary.status == 1)
-        #expect(binary.stdout.hasPrefix("Binary versions image.bin@") && binary.stdout.hasSuffix(" and image.bin differ"), "\(binary.stdout)")
+        #expect(
+            binary.stdout.hasPrefix("Binary versions image.bin@") && binary.stdout.hasSuffix(" and image.bin differ"),
+            "\(binary.stdout)")
 
         #expect(try await client(["open", "a.txt"], in: project).status == 0)
         let missing = try await client(["diff", "a.txt@-7"], in: project)
@@ -148,9 +157,11 @@ import Testing
         var parts = tm()
         gmtime_r(&seconds, &parts)
         let local = String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour,
             parts.tm_min, parts.tm_sec, Int32(moment % 1000))
-        let inZone = try await exactOutput(["show", "plan.txt@\(local)"], in: project, scratch: scratch, environment: "TZ=IST-5:30")
+        let inZone = try await exactOutput(
+            ["show", "plan.txt@\(local)"], in: project, scratch: scratch, environment: "TZ=IST-5:30")
         #expect(inZone.status == 0, "\(inZone.stderr)")
         #expect(inZone.output == shown.output, "a local time is read in the client's zone")
 
@@ -162,7 +173,8 @@ import Testing
         #expect(early.status == 1)
         #expect(early.stderr.contains("plan.txt has no version as early as"), "\(early.stderr)")
         #expect(early.stderr.contains("history's earliest version of it is from"), "\(early.stderr)")
-        let diff = try await client(["diff", "plan.txt@\(utc)", "plan.txt@\(try #require(listed.first?["version"] as? Int))"], in: project)
+        let diff = try await client(
+            ["diff", "plan.txt@\(utc)", "plan.txt@\(try #require(listed.first?["version"] as? Int))"], in: project)
         #expect(diff.stdout.contains("\n-two\n+2\n+three"), "\(diff.stdout)")
         agent.signal(SIGTERM)
         #expect(await agent.exitStatus() == 0)

@@ -54,9 +54,12 @@ extension VersionSelector {
             // Digits then a word: meant as a time ago, so say which units there are.
             guard unit.first?.isLetter == true else { return nil }
             throw VersionSelectorError(
-                text: typed, problem: "\"\(unit)\" is not a unit of time (seconds, minutes, hours, days, weeks, or s, m, h, d, w)")
+                text: typed,
+                problem: "\"\(unit)\" is not a unit of time (seconds, minutes, hours, days, weeks, or s, m, h, d, w)")
         }
-        guard let count = Int64(digits) else { throw VersionSelectorError(text: typed, problem: "\(digits) is too large") }
+        guard let count = Int64(digits) else {
+            throw VersionSelectorError(text: typed, problem: "\(digits) is too large")
+        }
         let (milliseconds, overflow) = count.multipliedReportingOverflow(by: length)
         guard !overflow else { throw VersionSelectorError(text: typed, problem: "that is too long ago") }
         return milliseconds
@@ -106,7 +109,9 @@ extension VersionSelector {
         guard (1...12).contains(month), (1...Self.days(inMonth: month, of: year)).contains(day) else {
             throw fail("\(year)-\(two(month))-\(two(day)) is not a date")
         }
-        guard hour < 24, minute < 60, second < 60 else { throw fail("\(two(hour)):\(two(minute)):\(two(second)) is not a time of day") }
+        guard hour < 24, minute < 60, second < 60 else {
+            throw fail("\(two(hour)):\(two(minute)):\(two(second)) is not a time of day")
+        }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)
@@ -126,7 +131,9 @@ extension VersionSelector {
             guard let offsetHours = reader.number(digits: 2) else { throw fail("an offset is +HH:MM or -HH:MM") }
             _ = reader.skip(":")
             let offsetMinutes = reader.number(digits: 2) ?? 0
-            guard reader.isAtEnd, offsetHours < 24, offsetMinutes < 60 else { throw fail("an offset is +HH:MM or -HH:MM") }
+            guard reader.isAtEnd, offsetHours < 24, offsetMinutes < 60 else {
+                throw fail("an offset is +HH:MM or -HH:MM")
+            }
             seconds = Int64(timegm(&parts)) - Int64(sign) * Int64(offsetHours * 3600 + offsetMinutes * 60)
         } else {
             throw fail("it should end after the time, or in Z or an offset such as +01:00")

@@ -39,7 +39,9 @@ extension UnifiedDiff {
     /// Lines are bytes, each with its `\n` (a `\r` is just a byte), so GNU `patch` applied to
     /// `old` gives `new` byte for byte. The line diff is `LineMerge`'s Myers diff.
     /// - Returns: no lines when `old` and `new` are equal.
-    public static func lines(from old: [UInt8], to new: [UInt8], oldLabel: String, newLabel: String, context: Int = 3) -> [Line] {
+    public static func lines(
+        from old: [UInt8], to new: [UInt8], oldLabel: String, newLabel: String, context: Int = 3
+    ) -> [Line] {
         guard old != new else { return [] }
         let table = LineMerge.LineTable(base: old, ours: new, theirs: [])
         let hunks = LineMerge.Differ.hunks(base: table.base.ids, side: table.ours.ids, classCount: table.classCount)
@@ -85,7 +87,8 @@ extension UnifiedDiff {
 
     /// Appends lines `range` of `file`, each behind the marker of `kind`.
     private static func append(
-        _ table: LineMerge.LineTable, _ file: LineMerge.SplitFile, _ range: Range<Int>, as kind: Line.Kind, to lines: inout [Line]
+        _ table: LineMerge.LineTable, _ file: LineMerge.SplitFile, _ range: Range<Int>, as kind: Line.Kind,
+        to lines: inout [Line]
     ) {
         let marker: UInt8 =
             switch kind {
