@@ -40,10 +40,16 @@ public struct Version: Sendable, Equatable, Codable {
     /// 64-bit digest of the content (`ContentHash`, the same as AutosaveKit's `ContentDigest`);
     /// nil without content.
     public var digest: UInt64?
+    /// Lines added against the version before it (of the same file, following moves); nil when
+    /// unknown: a first version, a removal, a binary, or a version recorded before history counted
+    /// lines (schema version 1).
+    public var added: Int?
+    /// Lines removed against the version before it; nil when `added` is.
+    public var removed: Int?
 
     public init(
         id: Int64, path: String, time: Int64, who: String, kind: VersionKind, size: Int?, from: String? = nil,
-        program: String? = nil, pid: Int32? = nil, digest: UInt64?
+        program: String? = nil, pid: Int32? = nil, digest: UInt64?, added: Int? = nil, removed: Int? = nil
     ) {
         self.id = id
         self.path = path
@@ -55,6 +61,8 @@ public struct Version: Sendable, Equatable, Codable {
         self.program = program
         self.pid = pid
         self.digest = digest
+        self.added = added
+        self.removed = removed
     }
 }
 

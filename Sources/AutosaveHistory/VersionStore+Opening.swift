@@ -6,9 +6,9 @@ extension VersionStore {
     /// our path is recognised as not ours instead of being written into.
     static let applicationID: Int64 = 0x4153_5648
     /// `PRAGMA user_version` of the schema this code reads and writes.
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
 
-    /// The tables and indexes of schema version 1 (see the type's documentation).
+    /// The tables and indexes of schema version 2 (see the type's documentation).
     ///
     /// The indexes on `contents(base)` and `versions(content)` let a content be deleted (pruning,
     /// `--forget`) without SQLite's foreign-key check scanning both tables for each one.
@@ -32,12 +32,22 @@ extension VersionStore {
             content INTEGER NULL REFERENCES contents(id),
             from_path TEXT NULL,
             program TEXT NULL,
-            pid INTEGER NULL
+            pid INTEGER NULL,
+            added INTEGER NULL,
+            removed INTEGER NULL
         );
         CREATE INDEX versions_by_path ON versions(path, id);
         CREATE INDEX versions_by_content ON versions(content);
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = \(schemaVersion);
+        """
+
+    /// What brings a database of schema version 1 to version 2: the line counts, null for the
+    /// versions recorded before them (counting them now would decode every version ever kept).
+    static let migrationFrom1 = """
+        ALTER TABLE versions ADD COLUMN added INTEGER NULL;
+        ALTER TABLE versions ADD COLUMN removed INTEGER NULL;
+        PRAGMA user_version = 2;
         """
 
     /// Opens the database at `path`, checked and ready: an existing one whole and ours, a new one
@@ -121,11 +131,11 @@ extension VersionStore {
             guard owner == applicationID else {
                 throw .corrupt(path: path, detail: "it is another program's SQLite database (application_id \(owner))")
             }
-            guard version == schemaVersion else {
+            guard version == schemaVersion || version == 1 else {
                 throw .corrupt(
                     path: path,
                     detail:
-                        "its schema version \(version) is not one this autosave knows (\(schemaVersion)); a newer one wrote it?"
+                        "its schema version \(version) is not one this autosave knows (\(schemaVersion), or 1, which it upgrades); a newer one wrote it?"
                 )
             }
         }
@@ -144,6 +154,9 @@ extension VersionStore {
         try execute(database, "PRAGMA journal_size_limit = \(8 << 20)")
         if isEmpty {
             try database.transaction(.immediate) { () throws(HistoryError) in try execute(database, schema) }
+        } else if version == 1 {
+            // In one transaction: a crash half way leaves version 1, whole, to be migrated next time.
+            try database.transaction(.immediate) { () throws(HistoryError) in try execute(database, migrationFrom1) }
         }
         try execute(database, stampsSchema)
     }

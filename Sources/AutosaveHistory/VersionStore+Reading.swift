@@ -10,7 +10,7 @@ extension VersionStore {
 
     /// The columns `storedVersion(_:)` reads, from `versionSource`.
     static let versionColumns =
-        "v.id, v.path, v.time, v.who, v.kind, v.content, v.from_path, v.program, v.pid, c.size, c.digest, c.depth"
+        "v.id, v.path, v.time, v.who, v.kind, v.content, v.from_path, v.program, v.pid, c.size, c.digest, c.depth, v.added, v.removed"
     static let versionSource = "versions AS v LEFT JOIN contents AS c ON c.id = v.content"
 
     // MARK: - Listing
@@ -139,7 +139,9 @@ extension VersionStore {
             from: row.isNull(at: 6) ? nil : row.text(at: 6),
             program: row.isNull(at: 7) ? nil : row.text(at: 7),
             pid: row.isNull(at: 8) ? nil : Int32(truncatingIfNeeded: row.int64(at: 8)),
-            digest: hasContent ? UInt64(bitPattern: row.int64(at: 10)) : nil)
+            digest: hasContent ? UInt64(bitPattern: row.int64(at: 10)) : nil,
+            added: row.isNull(at: 12) ? nil : Int(row.int64(at: 12)),
+            removed: row.isNull(at: 13) ? nil : Int(row.int64(at: 13)))
         return StoredVersion(
             version: version, content: hasContent ? row.int64(at: 5) : nil,
             depth: hasContent ? Int(row.int64(at: 11)) : nil)

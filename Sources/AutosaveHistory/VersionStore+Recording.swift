@@ -43,17 +43,23 @@ extension VersionStore {
             } else if let kept = try keptContent(for: input, latest: latest) {
                 content = kept
             }
+            let changes = try lineChanges(for: input, content: content?.id, latest: latest)
             try run(
-                "INSERT INTO versions(path, time, who, kind, content, from_path, program, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO versions(path, time, who, kind, content, from_path, program, pid, added, removed)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
                 [
                     .text(input.path), .integer(input.time), .text(input.who), .text(input.kind.rawValue),
                     SQLiteValue(content?.id), SQLiteValue(input.from), SQLiteValue(input.program),
-                    SQLiteValue(input.pid.map(Int64.init)),
+                    SQLiteValue(input.pid.map(Int64.init)), SQLiteValue(changes.map { Int64($0.added) }),
+                    SQLiteValue(changes.map { Int64($0.removed) }),
                 ])
             let version = Version(
                 id: try connection().lastInsertRowID, path: input.path, time: input.time, who: input.who,
                 kind: input.kind,
-                size: content?.size, from: input.from, program: input.program, pid: input.pid, digest: content?.digest)
+                size: content?.size, from: input.from, program: input.program, pid: input.pid, digest: content?.digest,
+                added: changes?.added, removed: changes?.removed)
             return (version, added)
         }
         guard let outcome else { return nil }
@@ -61,6 +67,32 @@ extension VersionStore {
         // Only now, committed: a rolled-back content's bytes must not be found under its id.
         if let added = outcome.added { cache.keep(added.bytes, as: added.id) }
         return outcome.version
+    }
+
+    /// The lines the version adds and removes against the one before it in the file's history
+    /// (`versions(of:)`'s order): the path's latest, or for a move the latest of the path it came
+    /// from. Nil when there is nothing to count against or nothing to count: a first version, a
+    /// removal or a version after one, a binary, a content that does not decode.
+    ///
+    /// Both contents are usually in the cache: the previous one was just compressed against, or
+    /// recorded a moment ago.
+    private func lineChanges(
+        for input: VersionInput, content: Int64?, latest: StoredVersion?
+    ) throws(HistoryError) -> LineChanges? {
+        guard input.kind != .removed, let content else { return nil }
+        var previous = latest
+        if input.kind == .moved, let from = input.from { previous = try latestStored(of: from) }
+        guard let previous, previous.version.kind != .removed, let before = previous.content else { return nil }
+        do {
+            let old = try bytes(ofContent: before)
+            if before == content { return LineChanges.between(old, old) }
+            if let new = input.content { return LineChanges.between(old, new) }
+            return LineChanges.between(old, try bytes(ofContent: content))
+        } catch {
+            // Counts are a nicety: a previous content that no longer decodes costs them, not the version.
+            guard case .compression = error else { throw error }
+            return nil
+        }
     }
 
     /// The content a version recorded without bytes keeps: a tombstone the path's latest, a move

@@ -11,12 +11,17 @@ import Glibc
 ///         index (digest, size), index (base)
 ///     versions(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, time INTEGER, who TEXT, kind TEXT,
 ///              content INTEGER NULL REFERENCES contents(id), from_path TEXT NULL, program TEXT NULL,
-///              pid INTEGER NULL)
+///              pid INTEGER NULL, added INTEGER NULL, removed INTEGER NULL)
 ///         index (path, id), index (content)
 ///
 /// `PRAGMA application_id` marks the file as ours and `PRAGMA user_version` is the schema's
-/// version (1): another program's database, or a version this code does not know, is `corrupt`,
-/// never read as if it were this one.
+/// version (2): another program's database, or a version this code does not know, is `corrupt`,
+/// never read as if it were this one. A version 1 database (without `added` and `removed`) is
+/// brought to version 2 when opened; its versions keep null counts.
+///
+/// `added` and `removed` are the lines a version added and removed against the version before it
+/// (`LineChanges`), counted when it is recorded, with the previous content at hand (usually in the
+/// cache): counting them when history is listed would diff 10,000 pairs of contents.
 ///
 /// ## Why it is stored this way
 ///

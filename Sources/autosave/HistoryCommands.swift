@@ -10,7 +10,8 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "List the versions of PATH (a file, followed across moves, or a folder), newest first.",
-        discussion: "Each line: version id, time (local, and how long ago), who wrote it, kind, size, path. `autosave show PATH@V` prints one.")
+        discussion:
+            "Each line: version id, time (local, and how long ago), who wrote it, kind, size, lines added and removed against the version before (+3 -1, when known), path. `autosave show PATH@V` prints one, `autosave diff PATH@A [PATH@B]` compares two.")
     @OptionGroup var client: ClientOptions
     @Argument(help: "A file or folder (default: the whole tree).") var path: String?
     @Flag(name: .long, help: "Print a JSON array of versions.") var json = false
@@ -36,9 +37,11 @@ struct HistoryCommand: AsyncParsableCommand {
 /// `autosave show PATH@V`: a version's bytes.
 struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Print version V of PATH byte for byte (V: an id from `autosave history`, or -N: N versions before the latest).")
+        commandName: "show",
+        abstract: "Print version V of PATH byte for byte (V: an id from `autosave history`, -N: N versions before the latest, or a time).",
+        discussion: VersionArgument.forms)
     @OptionGroup var client: ClientOptions
-    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument
+    @Argument(help: VersionArgument.help, completion: .file(), transform: VersionArgument.init(parsing:)) var version: VersionArgument
 
     func run() async throws {
         let answer = try await client.call(ShowMethod(path: ClientOptions.absolute(version.path), version: version.selector, isRaw: true), content: nil)
@@ -55,9 +58,9 @@ struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
         abstract: "Write version V of PATH back (or to --to NEWPATH), as an edit: merged with unsaved edits, saved, and itself a new version.",
-        discussion: "`autosave restore --deleted DIR` brings back every file removed below DIR, each as it was when removed.")
+        discussion: VersionArgument.forms + "\n\n`autosave restore --deleted DIR` brings back every file removed below DIR, each as it was when removed.")
     @OptionGroup var client: ClientOptions
-    @Argument(help: "PATH@V, such as notes.txt@12 or notes.txt@-1.") var version: VersionArgument?
+    @Argument(help: VersionArgument.help, completion: .file(), transform: VersionArgument.init(parsing:)) var version: VersionArgument?
     @Option(name: .long, help: "Write it to NEWPATH instead (its folders are made).") var to: String?
     @Option(name: .long, help: "Bring back every file removed below DIR (`autosave history --deleted DIR` lists them).")
     var deleted: String?
@@ -92,20 +95,29 @@ struct RestoreCommand: AsyncParsableCommand {
 }
 
 /// `PATH@V` on the command line.
-struct VersionArgument: ExpressibleByArgument {
+struct VersionArgument: Sendable {
     var path: String
     var selector: VersionSelector
 
-    init?(argument: String) {
-        // The last `@` splits: a file name may hold one.
-        guard let at = argument.lastIndex(of: "@"), at != argument.startIndex,
-            let selector = VersionSelector(argument[argument.index(after: at)...])
-        else { return nil }
-        path = String(argument[..<at])
-        self.selector = selector
-    }
+    static let help = ArgumentHelp("PATH@V, such as notes.txt@12, notes.txt@-1 or notes.txt@\"10 minutes ago\".")
+    static let forms = """
+        V is a version id (notes.txt@12), -N for N versions before the latest (notes.txt@-1: before the last change), \
+        or a time: the version the file held then, its latest at or before it (following moves). A time is a time ago \
+        (@"10 minutes ago", @10m, @2h, @3d, @1w) or a local date and time (@2026-11-27 for midnight, @2026-11-27T10:00, \
+        @2026-11-27T10:00:00), or RFC 3339 with Z or an offset (@2026-11-27T09:00:00Z).
+        """
 
-    static var defaultCompletionKind: CompletionKind { .file() }
+    /// Reads `PATH@V`; a time ago counts back from now, on this machine's clock.
+    ///
+    /// - Throws: `VersionSelectorError` naming the text, for one without `@V` or with a `V` that is no version.
+    init(parsing argument: String) throws(VersionSelectorError) {
+        // The last `@` splits: a file name may hold one.
+        guard let at = argument.lastIndex(of: "@"), at != argument.startIndex else {
+            throw VersionSelectorError(text: argument, problem: "it has no @V after the path (PATH@V, such as notes.txt@-1)")
+        }
+        path = String(argument[..<at])
+        selector = try VersionSelector.parse(argument[argument.index(after: at)...], now: VersionHistory.wallClock())
+    }
 }
 
 /// One version as `autosave history` prints it.
@@ -114,10 +126,16 @@ struct VersionLine {
 
     init(_ version: Version, now: Int64) {
         let size = version.size.map(Self.bytes) ?? "-"
-        text = [
-            String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")", version.who,
-            version.kind.rawValue + (version.from.map { " from \($0)" } ?? ""), size, version.path,
-        ].joined(separator: "  ")
+        // Lines added and removed against the version before; left out when unknown (a first
+        // version, a removal, a binary, a version recorded before history counted them).
+        var lines: [String] = []
+        if let added = version.added, let removed = version.removed { lines = ["+\(added) -\(removed)"] }
+        text = (
+            [
+                String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")", version.who,
+                version.kind.rawValue + (version.from.map { " from \($0)" } ?? ""), size,
+            ] + lines + [version.path]
+        ).joined(separator: "  ")
     }
 
     /// `2026-11-27 10:00:03`, in the local time zone.

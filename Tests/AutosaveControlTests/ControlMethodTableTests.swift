@@ -1,4 +1,5 @@
 @testable import AutosaveControl
+import AutosaveHistory
 import AutosaveKit
 import FoundationEssentials
 import Testing
@@ -98,5 +99,22 @@ import Testing
         #expect(throws: RPCError.invalidParams("missing `revision` (a whole number)")) { try EditedFile(json: .object([member("path", .string("a"))])) }
         #expect(DroppedNotice(missed: 7).json.jsonText == #"{"reason":"behind","missed":7}"#)
         #expect(try DroppedNotice(json: DroppedNotice(missed: 7).json) == DroppedNotice(missed: 7))
+    }
+
+    @Test func aVersionByTimeTravelsAsAtBesideTheVersionOlderAgentsRead() throws {
+        let byTime = ShowMethod(path: "a.txt", version: .time(1_795_773_600_000), isRaw: true)
+        #expect(text(byTime.params) == #"{"path":"a.txt","at":1795773600000,"raw":true}"#)
+        #expect(try roundTrip(byTime).version == .time(1_795_773_600_000))
+        let byID = ShowMethod(path: "a.txt", version: .id(12))
+        #expect(text(byID.params) == #"{"path":"a.txt","version":"12","raw":false}"#, "the wire text of ids is as before")
+        #expect(try roundTrip(RestoreMethod(path: "a.txt", version: .time(5), to: "b.txt")).version == .time(5))
+        #expect(try roundTrip(RestoreMethod(path: "a.txt", version: .back(1))).version == .back(1))
+        #expect(throws: RPCError.invalidParams("give `version` or `at`, not both")) {
+            try ShowMethod(params: [member("path", .string("a")), member("version", .string("1")), member("at", .number("5"))], content: nil)
+        }
+        let listed = Version(id: 3, path: "a.txt", time: 7, who: "cli", kind: .saved, size: 4, digest: nil, added: 2, removed: 1)
+        #expect(try Version(json: listed.json) == listed, "added and removed read back")
+        let unknown = Version(id: 1, path: "a.txt", time: 7, who: "external", kind: .baseline, size: 4, digest: nil)
+        #expect(!unknown.json.jsonText.contains("added"), "unknown counts are absent: \(unknown.json.jsonText)")
     }
 }

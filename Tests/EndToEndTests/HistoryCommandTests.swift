@@ -34,7 +34,7 @@ import Testing
         #expect(shown.stdout == "a morning's work", "show prints the version byte for byte")
         let text = try await client(["history", "notes.txt"], in: project)
         #expect(text.stdout.split(separator: "\n").count == 3)
-        #expect(text.stdout.contains("  cli  saved  17 B  notes.txt"), "\(text.stdout)")
+        #expect(text.stdout.contains("  cli  saved  17 B  +1 -1  notes.txt"), "lines added and removed: \(text.stdout)")
 
         let restored = try await client(["restore", "notes.txt@-1"], in: project)
         #expect(restored.status == 0, "\(restored.stderr)")

@@ -51,7 +51,8 @@ public struct HistoryMethod: ControlMethod {
 }
 
 extension Version {
-    /// `{version, path, time, timeMs, who, kind, size?, from?, program?, pid?}`: `time` is RFC 3339 (UTC).
+    /// `{version, path, time, timeMs, who, kind, size?, from?, program?, pid?, added?, removed?}`:
+    /// `time` is RFC 3339 (UTC); `added` and `removed` are absent when unknown.
     public var json: JSONValue {
         var members = [
             member("version", .number(String(id))), member("path", .string(path)), member("time", .string(timestamp)),
@@ -61,6 +62,8 @@ extension Version {
         if let from { members.append(member("from", .string(from))) }
         if let program { members.append(member("program", .string(program))) }
         if let pid { members.append(member("pid", .number(String(pid)))) }
+        if let added { members.append(member("added", .number(String(added)))) }
+        if let removed { members.append(member("removed", .number(String(removed)))) }
         return .object(members)
     }
 
@@ -76,6 +79,7 @@ extension Version {
         self.init(
             id: Int64(id), path: try fields.string("path"), time: Int64(time), who: try fields.string("who"), kind: kind,
             size: try fields.optionalInt("size"), from: try fields.optionalString("from"), program: try fields.optionalString("program"),
-            pid: try fields.optionalInt("pid").map { Int32(truncatingIfNeeded: $0) }, digest: nil)
+            pid: try fields.optionalInt("pid").map { Int32(truncatingIfNeeded: $0) }, digest: nil,
+            added: try fields.optionalInt("added"), removed: try fields.optionalInt("removed"))
     }
 }

@@ -18,14 +18,14 @@ public struct RestoreMethod: ControlMethod {
     }
 
     public var params: [JSONMember] {
-        var members = [member("path", .string(path)), member("version", .string(version.description))]
+        var members = [member("path", .string(path))] + version.members
         if let destination { members.append(member("to", .string(destination))) }
         return members
     }
 
     public init(params: [JSONMember], content: [UInt8]?) throws(RPCError) {
         let params = RPCParams(members: params)
-        self.init(path: try params.string("path"), version: try params.versionSelector("version"), to: try params.optionalString("to"))
+        self.init(path: try params.string("path"), version: try params.versionSelector(), to: try params.optionalString("to"))
     }
 
     /// The file written and its buffer's revision, as any edit answers.

@@ -2,7 +2,8 @@ import AutosaveHistory
 import AutosaveKit
 
 /// `show`: a version's content, byte for byte (`version`: an id from `history`, or `-N` for N
-/// versions before the latest).
+/// versions before the latest; or `at`: the version the file held at that moment, in milliseconds
+/// since the Unix epoch).
 public struct ShowMethod: ControlMethod {
     public static var method: RPCMethod { .show }
 
@@ -18,12 +19,12 @@ public struct ShowMethod: ControlMethod {
     }
 
     public var params: [JSONMember] {
-        [member("path", .string(path)), member("version", .string(version.description)), member("raw", .bool(isRaw))]
+        [member("path", .string(path))] + version.members + [member("raw", .bool(isRaw))]
     }
 
     public init(params: [JSONMember], content: [UInt8]?) throws(RPCError) {
         let params = RPCParams(members: params)
-        self.init(path: try params.string("path"), version: try params.versionSelector("version"), isRaw: try params.optionalBool("raw") ?? false)
+        self.init(path: try params.string("path"), version: try params.versionSelector(), isRaw: try params.optionalBool("raw") ?? false)
     }
 
     /// The version (as `history` lists it) and its content, as `read` gives content; a removal
@@ -54,7 +55,25 @@ public struct ShowMethod: ControlMethod {
     }
 }
 
+extension VersionSelector {
+    /// The members that carry it in a request: `version` (`"12"`, `"-1"`), or for a time `at`, in
+    /// milliseconds since the epoch. A member of its own, so that the `version` an older agent
+    /// reads keeps its meaning, and the moment is the one the client computed (`10 minutes ago`
+    /// is counted back from the client's clock, not from when the agent reads it).
+    var members: [JSONMember] {
+        if case .time(let milliseconds) = self { return [member("at", .number(String(milliseconds)))] }
+        return [member("version", .string(description))]
+    }
+}
+
 extension RPCParams {
+    /// The version a request names: `at` (a time) or `version`, not both.
+    func versionSelector() throws(RPCError) -> VersionSelector {
+        guard let at = try optionalInt("at") else { return try versionSelector("version") }
+        guard !has("version") else { throw .invalidParams("give `version` or `at`, not both") }
+        return .time(Int64(at))
+    }
+
     /// `key` as a version: a string (`"12"`, `"-1"`) or a whole number.
     func versionSelector(_ key: String) throws(RPCError) -> VersionSelector {
         let given = try value(key, describedAs: "a version id, or -N for N versions before the latest")

@@ -7,8 +7,12 @@ public enum VersionSelector: Sendable, Equatable, CustomStringConvertible {
     case id(Int64)
     /// N versions before the latest (`@-1` is what the file held before its last change; `@-0` the latest).
     case back(Int)
+    /// The version the file held at this moment (milliseconds since the Unix epoch): its latest
+    /// version recorded at or before it, following moves. `parse(_:now:)` reads times as users type them.
+    case time(Int64)
 
-    /// Reads `V` of `PATH@V`: a version id, or `-N`.
+    /// Reads `V` of `PATH@V` as the socket carries it: a version id, or `-N` (a time comes as a
+    /// number of its own, `at`).
     ///
     /// - Returns: nil when it is neither.
     public init?(_ text: some StringProtocol) {
@@ -25,6 +29,7 @@ public enum VersionSelector: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .id(let id): "\(id)"
         case .back(let count): "-\(count)"
+        case .time(let milliseconds): Self.localTimestamp(milliseconds)
         }
     }
 }
@@ -37,6 +42,9 @@ public enum HistoryQueryError: Error, Sendable, Equatable, CustomStringConvertib
     case noVersions(path: String)
     /// The path has versions, but not this one.
     case noSuchVersion(path: String, selector: VersionSelector, count: Int)
+    /// The path has versions, but none as early as `time`: the earliest is from `earliest` (both
+    /// milliseconds since the epoch).
+    case beforeFirstVersion(path: String, time: Int64, earliest: Int64)
     /// The database failed.
     case store(HistoryError)
 
@@ -45,7 +53,7 @@ public enum HistoryQueryError: Error, Sendable, Equatable, CustomStringConvertib
         switch self {
         case .off: "historyOff"
         case .noVersions: "noVersions"
-        case .noSuchVersion: "noSuchVersion"
+        case .noSuchVersion, .beforeFirstVersion: "noSuchVersion"
         case .store: "historyFailed"
         }
     }
@@ -56,6 +64,9 @@ public enum HistoryQueryError: Error, Sendable, Equatable, CustomStringConvertib
         case .noVersions(let path): "history has no version of \(path.isEmpty ? "any file" : path)"
         case .noSuchVersion(let path, let selector, let count):
             "\(path) has no version \(selector) (it has \(count): `autosave history \(path)` lists them)"
+        case .beforeFirstVersion(let path, let time, let earliest):
+            "\(path) has no version as early as \(VersionSelector.localTimestamp(time)): history's earliest version of it is from "
+                + "\(VersionSelector.localTimestamp(earliest)) (`autosave history \(path)` lists them)"
         case .store(let error): "\(error)"
         }
     }
@@ -94,20 +105,28 @@ extension VersionHistory {
     public func content(of path: String, at selector: VersionSelector) async throws(HistoryQueryError) -> (version: Version, content: [UInt8]?) {
         await caughtUp()
         let database = self.database
-        let answer = try await Self.query { () throws(HistoryError) -> (versions: Int, found: (Version, [UInt8]?)?) in
+        let answer = try await Self.query {
+            () throws(HistoryError) -> (versions: Int, earliest: Int64?, found: (Version, [UInt8]?)?) in
             try database.withStore { store throws(HistoryError) in
                 let versions = try store.versions(of: path)
                 let chosen: Version?
                 switch selector {
                 case .id(let id): chosen = versions.first { $0.id == id }
                 case .back(let count): chosen = count < versions.count ? versions[count] : nil
+                // Newest first: the first at or before the moment is the one the file held then.
+                case .time(let moment): chosen = versions.first { $0.time <= moment }
                 }
-                guard let chosen else { return (versions.count, nil) }
-                return (versions.count, (chosen, try store.content(of: chosen.id)))
+                guard let chosen else { return (versions.count, versions.map(\.time).min(), nil) }
+                return (versions.count, nil, (chosen, try store.content(of: chosen.id)))
             }
         }
         guard answer.versions > 0 else { throw .noVersions(path: path) }
-        guard let (version, content) = answer.found else { throw .noSuchVersion(path: path, selector: selector, count: answer.versions) }
+        guard let (version, content) = answer.found else {
+            if case .time(let moment) = selector, let earliest = answer.earliest {
+                throw .beforeFirstVersion(path: path, time: moment, earliest: earliest)
+            }
+            throw .noSuchVersion(path: path, selector: selector, count: answer.versions)
+        }
         return (version, content)
     }
 
