@@ -2,16 +2,18 @@
 lines its author saw and the lines it wrote) and what each one still requires to be somewhere
 (lines present, lines absent) until a later edit made on a version holding it supersedes it.
 Checks, the Soak's checks after every round: (a) nothing torn, (b, c) every requirement held on
-disk, in the buffer or in a conflict copy, (d) no agent temp file, (e) the journal's bound; each
-finding is a violation."""
+disk, in the buffer or in a conflict copy, (d) no agent temp file, (e) the journal's bound, (f)
+history keeps its versions and holds the disk; each finding is a violation."""
 
+import base64
 import hashlib
 import os
 import re
 import threading
+import time
 from collections import Counter
 
-from agent import SoakError, rpc
+from agent import SoakError, read_events, rpc
 from content import split_lines
 
 TEMP_PATTERN = re.compile(r"^\..+\.autosave-[a-z0-9]{10}\.tmp$")
@@ -172,6 +174,46 @@ class Checks:
                                f"{sorted(short(l) for l in requirement.absent)} gone", found)
         self.check_temp_files()
         self.check_journal()
+        if with_buffers:
+            self.check_history()
+
+    def check_history(self):
+        """(f) History keeps what it was given through kill -9 and power cuts: each version read
+        back at an earlier check (after `sync`, so durable) is read back again byte for byte, and
+        a random path's latest version is what its file holds now (once this run's baseline is
+        done: a file changed while the agent was down gets its version there)."""
+        log = self.agent.log_paths[-1]
+        deadline = time.monotonic() + 30
+        state = None
+        while time.monotonic() < deadline and state not in ("done", "off", "failed"):
+            states = [e.get("state") for e in read_events(log) if e.get("event") == "history-baseline"]
+            state = states[-1] if states else None
+            if state not in ("done", "off", "failed"):
+                time.sleep(0.02)
+        if state != "done":
+            self.violation("-", "history's baseline", "history-baseline state=done after ready",
+                           f"state {state} (log {log})")
+            return
+        for path, version, digest in self.history_samples:
+            found = history_content(self.project, path, version)
+            self.counts["history versions read back"] += 1
+            if found is None or hashlib.sha256(found).hexdigest() != digest:
+                self.violation(path, f"history version {version}", f"its bytes (sha256 {digest[:12]}) read back",
+                               "missing" if found is None else f"sha256 {hashlib.sha256(found).hexdigest()[:12]}")
+        path = self.history_rng.choice(self.paths())
+        disk = self.disk_bytes(path)
+        if disk is None:
+            return
+        versions = rpc(self.project, "history", path=path, limit=1)["versions"]
+        latest = versions[0] if versions else None
+        found = history_content(self.project, path, latest["version"]) if latest else None
+        self.counts["history latest versions checked"] += 1
+        if found != disk:
+            self.violation(path, "history's latest version", f"the file's {len(disk)} bytes on disk",
+                           "no version" if latest is None else f"version {latest['version']} ({latest['kind']}): "
+                           f"{'no content' if found is None else f'{len(found)} other bytes'}")
+            return
+        self.history_samples = (self.history_samples + [(path, latest["version"], hashlib.sha256(disk).hexdigest())])[-8:]
 
     def check_complete(self, model, name, lines):
         self.counts["contents checked"] += 1
@@ -222,6 +264,19 @@ class Checks:
         entry = (self.round, path, version, expected, found, self.agent.starts)
         self.violations.append(entry)
         print(f"VIOLATION round {self.round}: {path}: {version} (details at the end)", flush=True)
+
+
+def history_content(project, path, version):
+    """A version's bytes, as `autosave show PATH@ID` prints them; None when it has none."""
+    try:
+        reply = rpc(project, "show", path=path, version=str(version))
+    except RuntimeError:
+        return None
+    if "content" in reply:
+        return reply["content"].encode()
+    if "contentBase64" in reply:
+        return base64.b64decode(reply["contentBase64"])
+    return None
 
 
 def short(line):

@@ -46,6 +46,10 @@ class Soak(Scenario, Kills, Checks, Report):
         self.max_journal = 0
         self.notes = Counter()
         self.reported_temps = set()
+        # Check (f): versions read from history at earlier checks, read again at later ones; their
+        # own random source, so the scenario a seed gives stays what it was before this check.
+        self.history_samples = []
+        self.history_rng = random.Random(self.seed ^ 0x5EED_4157)
         self.has_vim = shutil.which("vim") is not None
         self.has_rsync = shutil.which("rsync") is not None
         self.extra_tools = []  # the power-cut soak adds "durable-replace"

@@ -32,6 +32,8 @@ class Report:
         print(f"versions checked {c['versions checked']} | contents checked {c['contents checked']} "
               f"({c['contents equal to a written version']} equal to a written version, "
               f"{c['contents that are merges of written versions']} merges) | journal max {self.max_journal} bytes")
+        print(f"history: {c['history versions read back']} versions read back after the kills and cuts since they were "
+              f"recorded, {c['history latest versions checked']} latest versions checked against the disk")
         for note, count in sorted(self.notes.items()):
             print(f"note: {note}: {count}")
         print(f"violations {len(self.violations)}")

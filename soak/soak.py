@@ -31,6 +31,9 @@ After `autosave sync` and the agent settled, every round checks:
   (d) no agent temp file (.NAME.autosave-XXXXXXXXXX.tmp) is left anywhere under the root;
   (e) the journal (.autosave/journal/journal.log) stays within the bound EditJournal's compaction
       gives (see journal_limit()).
+  (f) history keeps its versions: a version read from history at an earlier check (after `sync`,
+      so durable) reads back byte for byte, through every kill -9 since; and once the run's
+      baseline is done, a random path's latest version in history is what its file holds.
 At the end the agent is stopped with SIGTERM and the disk and conflict copies are checked once more.
 Exit 0 when there are no violations, 1 otherwise (each printed with path, version and finding).
 The seed fixes every random choice (files, edits, tools, kill moments); timing still varies, so a

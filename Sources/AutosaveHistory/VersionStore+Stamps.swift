@@ -58,4 +58,13 @@ extension VersionStore {
             ])
         hasUnsyncedVersions = true
     }
+
+    /// Forgets the stamp of `path`: its latest version no longer comes from the read the stamp
+    /// describes (a save, an outside change), so a stamp that matches the file again later (a
+    /// power cut that put an unsynced write back) must not make the baseline skip it.
+    ///
+    /// - Throws: `HistoryError.sqlite` when the database cannot be written.
+    public func clearStamp(of path: String) throws(HistoryError) {
+        try run("DELETE FROM file_stamps WHERE path = ?", [.text(path)])
+    }
 }

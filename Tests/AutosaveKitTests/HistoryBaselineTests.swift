@@ -36,6 +36,11 @@ import Testing
         let history = try await history(harness)
         #expect(try await text(history, "notes.txt", .back(1)) == "a morning's work\n")
         #expect(try await history.versions(at: "notes.txt").map(\.kind) == [.modified, .baseline])
+        // Its latest version is no longer the read the stamp describes: a restart reads it again,
+        // even should a power cut put the old bytes, mtime and all, back.
+        let stamp = try history.database.withStore { store throws(HistoryError) in try store.stamp(of: "notes.txt") }
+        #expect(stamp == nil)
+        #expect(try history.database.withStore { store throws(HistoryError) in try store.stamp(of: "d/e/deep.txt") } != nil)
         #expect(try await text(history, "d/e/deep.txt", .back(0)) == "deep\n")
         await harness.stop()
     }

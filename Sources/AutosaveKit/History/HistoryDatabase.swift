@@ -40,6 +40,17 @@ final class HistoryDatabase: Sendable {
 
     private static func write(_ recording: VersionHistory.Recording, to store: VersionStore, files: HistoryFiles) throws(HistoryError) {
         switch recording {
+        case .saved(let path, _, _, _), .changed(let path, _, _), .removed(let path, _, _):
+            try store.clearStamp(of: path)
+        case .moved(let from, let to, _):
+            try store.clearStamp(of: from)
+            try store.clearStamp(of: to)
+        case .read, .folderRemoved, .folderMoved, .barrier:
+            // A folder's files keep stamps of paths that no longer hold them: a file found there
+            // again has another inode or ctime, and is read again.
+            break
+        }
+        switch recording {
         case .saved(let path, let bytes, let who, let time):
             guard let bytes else { return }
             // A save of nothing but `restore`'s edit is the restore itself.
