@@ -33,6 +33,8 @@ import Testing
         #expect(versions.first?.who == "cli,nvim:41")
         #expect(versions.last?.who == "external")
         #expect(try await texts(history, "a.txt") == ["mine\n", "old\n"])
+        let logged = harness.logged("versioned").map { [$0.fields["kind"], $0.fields["who"], $0.fields["bytes"]] }
+        #expect(logged == [["baseline", "external", "4"], ["saved", "cli,nvim:41", "5"]], "a debug line per version")
         await harness.stop()
     }
 

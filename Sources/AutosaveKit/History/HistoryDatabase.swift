@@ -34,11 +34,13 @@ final class HistoryDatabase: Sendable {
     }
 
     /// Writes one recording; reads the file for an outside change (`files`).
-    func write(_ recording: VersionHistory.Recording, files: HistoryFiles) throws(HistoryError) {
+    ///
+    /// - Returns: the versions it recorded (none for a repeat; one per file for a folder's).
+    func write(_ recording: VersionHistory.Recording, files: HistoryFiles) throws(HistoryError) -> [Version] {
         try withStore { store throws(HistoryError) in try Self.write(recording, to: store, files: files) }
     }
 
-    private static func write(_ recording: VersionHistory.Recording, to store: VersionStore, files: HistoryFiles) throws(HistoryError) {
+    private static func write(_ recording: VersionHistory.Recording, to store: VersionStore, files: HistoryFiles) throws(HistoryError) -> [Version] {
         switch recording {
         case .saved(let path, _, _, _), .changed(let path, _, _), .removed(let path, _, _):
             try store.clearStamp(of: path)
@@ -52,42 +54,50 @@ final class HistoryDatabase: Sendable {
         }
         switch recording {
         case .saved(let path, let bytes, let who, let time):
-            guard let bytes else { return }
+            guard let bytes else { return [] }
             // A save of nothing but `restore`'s edit is the restore itself.
-            try store.record(VersionInput(path: path, content: bytes, kind: who == "restore" ? .restored : .saved, who: who, time: time))
+            let kind: VersionKind = who == "restore" ? .restored : .saved
+            return try [store.record(VersionInput(path: path, content: bytes, kind: kind, who: who, time: time))].compactMap { $0 }
         case .read(let path, let bytes, let time):
             // Already there, most often: the store records nothing for the same bytes again.
-            try store.record(VersionInput(path: path, content: bytes, kind: .baseline, who: "external", time: time))
+            return try [store.record(VersionInput(path: path, content: bytes, kind: .baseline, who: "external", time: time))].compactMap { $0 }
         case .changed(let path, let kind, let time):
-            guard let bytes = files.read(path) else { return }
-            try store.record(VersionInput(path: path, content: bytes, kind: kind, who: "external", time: time))
+            guard let bytes = files.read(path) else { return [] }
+            return try [store.record(VersionInput(path: path, content: bytes, kind: kind, who: "external", time: time))].compactMap { $0 }
         case .removed(let path, let who, let time):
-            guard let latest = try store.latest(of: path), latest.kind != .removed else { return }
-            try store.record(VersionInput(path: path, content: nil, kind: .removed, who: who, time: time))
+            guard let latest = try store.latest(of: path), latest.kind != .removed else { return [] }
+            return try [store.record(VersionInput(path: path, content: nil, kind: .removed, who: who, time: time))].compactMap { $0 }
         case .moved(let from, let to, let time):
-            try move(from, to: to, in: store, files: files, time: time)
+            return try [move(from, to: to, in: store, files: files, time: time)].compactMap { $0 }
         case .folderRemoved(let folder, let time):
+            var recorded: [Version] = []
             for latest in try latestVersions(below: folder, in: store) where latest.kind != .removed {
-                try store.record(VersionInput(path: latest.path, content: nil, kind: .removed, who: "external", time: time))
+                let input = VersionInput(path: latest.path, content: nil, kind: .removed, who: "external", time: time)
+                if let version = try store.record(input) { recorded.append(version) }
             }
+            return recorded
         case .folderMoved(let from, let to, let time):
+            var recorded: [Version] = []
             for latest in try latestVersions(below: from, in: store) where latest.kind != .removed {
                 guard let below = latest.path.pathBelow(from) else { continue }
-                try move(latest.path, to: to + "/" + below, in: store, files: files, time: time)
+                if let version = try move(latest.path, to: to + "/" + below, in: store, files: files, time: time) { recorded.append(version) }
             }
+            return recorded
         case .barrier:
-            return
+            return []
         }
     }
 
     /// Records the file now at `to` as moved from `from`: what is there now, else what `from` last held.
-    private static func move(_ from: String, to: String, in store: VersionStore, files: HistoryFiles, time: Int64) throws(HistoryError) {
+    private static func move(
+        _ from: String, to: String, in store: VersionStore, files: HistoryFiles, time: Int64
+    ) throws(HistoryError) -> Version? {
         var content = files.read(to)
         if content == nil, let latest = try store.latest(of: from), latest.kind != .removed {
             content = try store.content(of: latest.id)
         }
-        guard let content else { return }
-        try store.record(VersionInput(path: to, content: content, kind: .moved, who: "external", time: time, from: from))
+        guard let content else { return nil }
+        return try store.record(VersionInput(path: to, content: content, kind: .moved, who: "external", time: time, from: from))
     }
 
     /// The latest version of each path at or below `folder`.

@@ -118,13 +118,26 @@ public final class VersionHistory: Sendable {
     private func write(_ batch: [Recording]) async {
         let database = self.database
         let files = self.files
-        let failures = await BlockingIO.run { () -> [(String, HistoryError)] in
+        let (recorded, failures) = await BlockingIO.run { () -> ([Version], [(String, HistoryError)]) in
+            var recorded: [Version] = []
             var failures: [(String, HistoryError)] = []
             for recording in batch {
-                do throws(HistoryError) { try database.write(recording, files: files) } catch { failures.append((recording.path, error)) }
+                do throws(HistoryError) {
+                    recorded += try database.write(recording, files: files)
+                } catch {
+                    failures.append((recording.path, error))
+                }
             }
             do throws(HistoryError) { try database.sync() } catch { failures.append(("", error)) }
-            return failures
+            return (recorded, failures)
+        }
+        for version in recorded {
+            logger.debug(
+                "versioned",
+                metadata: [
+                    "path": "\(version.path)", "version": "\(version.id)", "kind": "\(version.kind.rawValue)", "who": "\(version.who)",
+                    "bytes": "\(version.size.map(String.init) ?? "-")",
+                ])
         }
         for (path, error) in failures {
             logger.warning(
