@@ -4,21 +4,54 @@ import Synchronization
 
 /// The history database, shared by the recorder and the queries: one `VersionStore` behind a
 /// lock, used only from `BlockingIO` threads (SQLite and zstd block).
+///
+/// It starts unopened: `VersionHistory.run()` opens it in the background, so that checking a
+/// large database (reading every page of it, seconds when it is not in the page cache) never
+/// holds up `ready`.
 final class HistoryDatabase: Sendable {
     /// Where the database is, for messages.
     let path: String
-    private let store: Mutex<VersionStore?>
+    private let state: Mutex<State>
 
-    init(path: String, store: consuming sending VersionStore) {
-        self.path = path
-        self.store = Mutex(store)
+    private enum State {
+        case unopened
+        case open(StoreBox)
+        /// It could not be opened (logged), or it was closed as the agent stopped.
+        case unavailable(reason: String)
     }
 
-    /// Runs `body` with the store; `HistoryError.closed` once it is closed.
+    init(path: String) {
+        self.path = path
+        self.state = Mutex(.unopened)
+    }
+
+    /// Whether it is open (false before `install`, after `close`, and when it could not be opened).
+    var isOpen: Bool {
+        state.withLock { state in
+            if case .open = state { return true }
+            return false
+        }
+    }
+
+    /// Takes the opened store; from now on `withStore` uses it.
+    func install(_ store: consuming sending VersionStore) {
+        let box = StoreBox(store)
+        state.withLock { $0 = .open(box) }
+    }
+
+    /// Records that it could not be opened: every use throws, naming why.
+    func markUnavailable(_ reason: String) {
+        state.withLock { $0 = .unavailable(reason: reason) }
+    }
+
+    /// Runs `body` with the store; `HistoryError.corrupt` when it is not open.
     func withStore<Result: Sendable>(_ body: (VersionStore) throws(HistoryError) -> Result) throws(HistoryError) -> Result {
-        try store.withLock { (store: inout VersionStore?) throws(HistoryError) -> Result in
-            guard let store else { throw HistoryError.corrupt(path: path, detail: "the database was closed as the agent stopped") }
-            return try body(store)
+        try state.withLock { (state: inout State) throws(HistoryError) -> Result in
+            switch state {
+            case .open(let box): return try body(box.store)
+            case .unopened: throw HistoryError.corrupt(path: path, detail: "the database is not open yet")
+            case .unavailable(let reason): throw HistoryError.corrupt(path: path, detail: reason)
+            }
         }
     }
 
@@ -27,9 +60,9 @@ final class HistoryDatabase: Sendable {
     }
 
     func close() {
-        store.withLock { store in
-            store?.close()
-            store = nil
+        state.withLock { state in
+            if case .open(let box) = state { box.store.close() }
+            state = .unavailable(reason: "the database was closed as the agent stopped")
         }
     }
 
@@ -104,5 +137,15 @@ final class HistoryDatabase: Sendable {
     static func latestVersions(below folder: String, in store: VersionStore) throws(HistoryError) -> [Version] {
         var seen = PathSet()
         return try store.versions(below: folder).filter { seen.insert($0.path) }
+    }
+}
+
+/// The open store, sent in once and then used only under `HistoryDatabase`'s lock: that lock, not
+/// the type, is what makes sharing it safe.
+private final class StoreBox: @unchecked Sendable {
+    let store: VersionStore
+
+    init(_ store: consuming sending VersionStore) {
+        self.store = store
     }
 }

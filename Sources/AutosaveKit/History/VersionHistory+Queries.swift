@@ -78,9 +78,8 @@ extension VersionHistory {
     ///
     /// - Throws: `HistoryQueryError.noVersions` when there are none, `.store` when the database fails.
     public func versions(at path: String, limit: Int? = nil) async throws(HistoryQueryError) -> [Version] {
-        await caughtUp()
         let database = self.database
-        let found = try await Self.query { () throws(HistoryError) -> [Version] in
+        let found = try await query { () throws(HistoryError) -> [Version] in
             try database.withStore { store throws(HistoryError) in
                 let own = path.isEmpty ? [] : try store.versions(of: path, limit: limit)
                 return own.isEmpty ? try store.versions(below: path, limit: limit) : own
@@ -92,9 +91,8 @@ extension VersionHistory {
 
     /// Files at or below `folder` whose latest version is their removal: what can be brought back.
     public func deleted(below folder: String) async throws(HistoryQueryError) -> [Version] {
-        await caughtUp()
         let database = self.database
-        return try await Self.query { () throws(HistoryError) -> [Version] in
+        return try await query { () throws(HistoryError) -> [Version] in
             try database.withStore { store throws(HistoryError) in try store.deleted(below: folder) }
         }
     }
@@ -103,9 +101,8 @@ extension VersionHistory {
     ///
     /// - Throws: `HistoryQueryError.noVersions`, `.noSuchVersion`, `.store`.
     public func content(of path: String, at selector: VersionSelector) async throws(HistoryQueryError) -> (version: Version, content: [UInt8]?) {
-        await caughtUp()
         let database = self.database
-        let answer = try await Self.query {
+        let answer = try await query {
             () throws(HistoryError) -> (versions: Int, earliest: Int64?, found: (Version, [UInt8]?)?) in
             try database.withStore { store throws(HistoryError) in
                 let versions = try store.versions(of: path)
@@ -130,7 +127,11 @@ extension VersionHistory {
         return (version, content)
     }
 
-    private static func query<Result: Sendable>(_ body: @escaping @Sendable () throws(HistoryError) -> Result) async throws(HistoryQueryError) -> Result {
+    private func query<Result: Sendable>(_ body: @escaping @Sendable () throws(HistoryError) -> Result) async throws(HistoryQueryError) -> Result {
+        // Everything handed over before is written first, so a client sees its own save; and a
+        // database that could not be opened is history off (the log says why).
+        await caughtUp()
+        guard database.isOpen else { throw .off }
         do throws(HistoryError) { return try await BlockingIO.run(body) } catch { throw .store(error) }
     }
 }

@@ -36,7 +36,7 @@ public final class VersionHistory: Sendable {
     /// Per path, the clients whose edits its buffer took since its last save.
     private let writers: EditWriters
     let files: HistoryFiles
-    private let logger: Logger
+    let logger: Logger
     /// Milliseconds since the Unix epoch: the wall clock versions are stamped with (tests set it).
     let now: @Sendable () -> Int64
 
@@ -99,6 +99,7 @@ public final class VersionHistory: Sendable {
 
     /// Writes recordings as they come, until `finish()`; then closes the database.
     func run() async {
+        await openDatabase()
         // What queued up while the last batch was written goes in one batch, made durable by one fsync.
         while let batch = await queue.takeAll() {
             var waiters: [CheckedContinuation<Void, Never>] = []
@@ -109,7 +110,8 @@ public final class VersionHistory: Sendable {
                 }
                 return recording
             }
-            if !work.isEmpty { await write(work) }
+            // Unopenable (logged once, at open): what was handed over is dropped; waiters still go on.
+            if !work.isEmpty, database.isOpen { await write(work) }
             for waiter in waiters { waiter.resume() }
         }
         await BlockingIO.run { [database] in database.close() }

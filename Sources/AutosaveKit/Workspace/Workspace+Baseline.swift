@@ -4,6 +4,9 @@ extension Workspace {
     func runBaseline(of history: VersionHistory) async {
         let gate = baselineGate
         guard await gate.waitUntilOpen() else { return }
+        // The database opens in the background too: the baseline starts once it is open.
+        await history.caughtUp()
+        guard history.database.isOpen else { return }
         let watcher = self.watcher
         let clock = context.clock
         let start = clock.now

@@ -122,7 +122,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         }
         let carried = PathSet(carriedOver.map(\.path))
         recovered = recovered.filter { !carried.contains($0.path) } + carriedOver
-        history = await VersionHistory.open(configuration, writers: historyWriters, logger: logger)
+        history = VersionHistory.make(configuration, writers: historyWriters, logger: logger)
         context.history = history
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
