@@ -311,7 +311,9 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Saves the named buffers now; returns once each is durable.
+    /// Saves the named buffers now; returns once each is durable, and so is every version history
+    /// was handed before the return (these saves' among them): an acknowledged save's version is
+    /// in history after `kill -9` and a power cut.
     ///
     /// - Throws: the first failure; the other buffers are still saved.
     public func save(_ paths: [String]) async throws(WorkspaceError) {
@@ -325,6 +327,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             await followRenameOnItsWay(of: buffer)
             do { try await buffer.save() } catch { firstError = firstError ?? error }
         }
+        await history?.caughtUp()
         if let firstError { throw firstError }
     }
 
