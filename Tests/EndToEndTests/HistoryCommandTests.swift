@@ -101,6 +101,25 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    @Test func anAcknowledgedSavesVersionSurvivesKillDashNine() async throws {
+        let project = try TemporaryDirectory()
+        let agent = try await AgentProcess.started(on: project)
+        for round in 1...5 {
+            #expect(try await client(["write", "a.txt"], in: project, stdin: "version \(round)\n").status == 0)
+            #expect(try await client(["save", "a.txt"], in: project).status == 0)
+        }
+        agent.signal(SIGKILL)
+        _ = await agent.exitStatus()
+        let again = try await AgentProcess.started(on: project)
+        let shown = try await client(["show", "a.txt@-0"], in: project)
+        #expect(shown.stdout == "version 5", "the last acknowledged save's version: \(shown.stdout)\(shown.stderr)")
+        let listed = try await client(["history", "a.txt", "--json"], in: project)
+        let versions = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(versions.filter { $0["kind"] as? String == "saved" }.count == 5)
+        again.signal(SIGTERM)
+        #expect(await again.exitStatus() == 0)
+    }
+
     @Test func aRemovedFileIsListedAndBroughtBack() async throws {
         let project = try TemporaryDirectory()
         try project.write("src/keep.txt", "keep\n")
