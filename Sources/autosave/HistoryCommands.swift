@@ -132,7 +132,8 @@ struct VersionLine {
         if let added = version.added, let removed = version.removed { lines = ["+\(added) -\(removed)"] }
         text = (
             [
-                String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")", version.who,
+                String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")",
+                version.who + (version.program.map { " (\($0)\(version.pid.map { " \($0)" } ?? ""))" } ?? ""),
                 version.kind.rawValue + (version.from.map { " from \($0)" } ?? ""), size,
             ] + lines + [version.path]
         ).joined(separator: "  ")

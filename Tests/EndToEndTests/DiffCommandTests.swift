@@ -72,11 +72,15 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    /// Edits stay unsaved for the whole test, however slow the machine: the diff compares a
+    /// version with a buffer that differs from it.
+    static let unsavedForAnHour = #"{"autosave": {"delayMs": 3600000, "maxDelayMs": 3600000}}"#
+
     @Test func withOneVersionItComparesWithTheBufferAsTheAgentServesItNow() async throws {
         let project = try TemporaryDirectory()
         let scratch = try TemporaryDirectory()
         try project.write("todo.txt", "milk\neggs\n")
-        let agent = try await AgentProcess.started(on: project)
+        let agent = try await AgentProcess.started(on: project, config: Self.unsavedForAnHour)
         #expect(try await client(["open", "todo.txt"], in: project).status == 0)
         let unchanged = try await client(["diff", "todo.txt@-0"], in: project)
         #expect(unchanged.status == 0 && unchanged.stdout.isEmpty, "\(unchanged)")
@@ -105,7 +109,7 @@ import Testing
         let scratch = try TemporaryDirectory()
         try TemporaryDirectory.writeFile(project.url("image.bin"), [0x89, 0x50, 0, 1, 2])
         try project.write("a.txt", "a\n")
-        let agent = try await AgentProcess.started(on: project)
+        let agent = try await AgentProcess.started(on: project, config: Self.unsavedForAnHour)
         #expect(try await client(["open", "image.bin"], in: project).status == 0)
         try TemporaryDirectory.writeFile(scratch.url("next.bin"), [0x89, 0x50, 0, 9, 9])
         #expect(try await client(["write", "image.bin", "--from", scratch.url("next.bin")], in: project).status == 0)

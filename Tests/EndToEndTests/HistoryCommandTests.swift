@@ -120,6 +120,28 @@ import Testing
         #expect(await again.exitStatus() == 0)
     }
 
+    @Test func aChangeByAWriterSeenHoldingTheFileNamesItsProgramAndPid() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("app.log", "start\n")
+        let agent = try await AgentProcess.started(on: project)
+        // A slow writer (a logger, a long build step) holds the file open across the settle
+        // window: the agent waits for it to close, and sees who it is meanwhile.
+        let writer = try AgentProcess(
+            ["-c", "exec 3>>app.log; echo one >&3; sleep 0.4; echo two >&3"], executable: "/bin/sh", in: project.path)
+        let status = await writer.exitStatus()
+        #expect(status == 0)
+        #expect(try await client(["sync"], in: project).status == 0)
+        let listed = try await client(["history", "app.log", "--json", "--limit", "1"], in: project)
+        let latest = try #require((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(latest["kind"] as? String == "modified")
+        #expect(latest["program"] as? String == "sh", "\(latest)")
+        #expect(latest["pid"] as? Int == Int(writer.processIdentifier), "\(latest)")
+        let line = try await client(["history", "app.log", "--limit", "1"], in: project)
+        #expect(line.stdout.contains("external (sh \(writer.processIdentifier))"), "\(line.stdout)")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aRemovedFileIsListedAndBroughtBack() async throws {
         let project = try TemporaryDirectory()
         try project.write("src/keep.txt", "keep\n")

@@ -60,9 +60,27 @@ public enum OpenWriters {
 
     /// The slow way: every `/proc/PID/fd/N` that is this file, opened with `O_WRONLY` or `O_RDWR`.
     static func isOpenForWritingByAnyProcess(device: dev_t, inode: ino_t) -> Bool {
-        guard let processes = opendir("/proc") else { return false }
+        !processesWriting(device: device, inode: inode, firstOnly: true).isEmpty
+    }
+
+    /// The processes that hold `name` in `directory` open for writing now, by pid and program
+    /// name (`/proc/PID/comm`); empty when none does, or it is not a regular file. It looks at
+    /// every process's open files: asked only of a file already found held.
+    public static func writers(of name: String, in directory: CInt) -> [WritingProcess] {
+        var status = stat()
+        guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFREG else { return [] }
+        return processesWriting(device: status.st_dev, inode: status.st_ino, firstOnly: false).map { pid in
+            let comm = (try? FileContents.read("/proc/\(pid)/comm")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return WritingProcess(pid: pid, program: String(comm.prefix { $0 != "\n" }))
+        }
+    }
+
+    /// The pids (but ours) with a descriptor open for writing on the file `device`/`inode`.
+    private static func processesWriting(device: dev_t, inode: ino_t, firstOnly: Bool) -> [Int32] {
+        guard let processes = opendir("/proc") else { return [] }
         defer { closedir(processes) }
         let me = getpid()
+        var found: [Int32] = []
         while let entry = readdir(processes) {
             let pid = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let number = Int32(pid), number != me else { continue }
@@ -73,10 +91,14 @@ public enum OpenWriters {
                 guard Int(name) != nil else { continue }
                 var status = stat()
                 guard stat("/proc/\(pid)/fd/\(name)", &status) == 0, status.st_dev == device, status.st_ino == inode else { continue }
-                if isWritable(flagsOf: "/proc/\(pid)/fdinfo/\(name)") { return true }
+                if isWritable(flagsOf: "/proc/\(pid)/fdinfo/\(name)") {
+                    found.append(number)
+                    if firstOnly { return found }
+                    break
+                }
             }
         }
-        return false
+        return found
     }
 
     /// Whether an `fdinfo` file's `flags:` (octal) open the file for writing.
@@ -88,5 +110,17 @@ public enum OpenWriters {
             return flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR
         }
         return false
+    }
+}
+
+/// A process seen writing a file: who an outside change came from, when the agent saw it.
+public struct WritingProcess: Sendable, Hashable {
+    public var pid: Int32
+    /// Its program's name, as the kernel keeps it (`/proc/PID/comm`, at most 15 bytes).
+    public var program: String
+
+    public init(pid: Int32, program: String) {
+        self.pid = pid
+        self.program = program
     }
 }

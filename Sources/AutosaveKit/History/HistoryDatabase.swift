@@ -75,7 +75,7 @@ final class HistoryDatabase: Sendable {
 
     private static func write(_ recording: VersionHistory.Recording, to store: VersionStore, files: HistoryFiles) throws(HistoryError) -> [Version] {
         switch recording {
-        case .saved(let path, _, _, _), .changed(let path, _, _), .removed(let path, _, _):
+        case .saved(let path, _, _, _), .changed(let path, _, _, _), .removed(let path, _, _):
             try store.clearStamp(of: path)
         case .moved(let from, let to, _):
             try store.clearStamp(of: from)
@@ -94,9 +94,11 @@ final class HistoryDatabase: Sendable {
         case .read(let path, let bytes, let time):
             // Already there, most often: the store records nothing for the same bytes again.
             return try [store.record(VersionInput(path: path, content: bytes, kind: .baseline, who: "external", time: time))].compactMap { $0 }
-        case .changed(let path, let kind, let time):
+        case .changed(let path, let kind, let time, let writer):
             guard let bytes = files.read(path) else { return [] }
-            return try [store.record(VersionInput(path: path, content: bytes, kind: kind, who: "external", time: time))].compactMap { $0 }
+            let input = VersionInput(
+                path: path, content: bytes, kind: kind, who: "external", time: time, program: writer?.program, pid: writer?.pid)
+            return try [store.record(input)].compactMap { $0 }
         case .removed(let path, let who, let time):
             guard let latest = try store.latest(of: path), latest.kind != .removed else { return [] }
             return try [store.record(VersionInput(path: path, content: nil, kind: .removed, who: who, time: time))].compactMap { $0 }

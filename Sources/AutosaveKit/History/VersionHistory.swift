@@ -20,8 +20,9 @@ public final class VersionHistory: Sendable {
         case saved(path: String, bytes: [UInt8]?, who: String, time: Int64)
         /// A buffer read its file, which may be a version history does not have yet.
         case read(path: String, bytes: [UInt8], time: Int64)
-        /// An outside change settled: the file at `path` is read when this is written.
-        case changed(path: String, kind: VersionKind, time: Int64)
+        /// An outside change settled: the file at `path` is read when this is written; `writer`
+        /// is the process seen writing it, when the watcher saw one.
+        case changed(path: String, kind: VersionKind, time: Int64, writer: WritingProcess?)
         case removed(path: String, who: String, time: Int64)
         case moved(from: String, to: String, time: Int64)
         /// A folder went, or moved: every file history knows below it went, or moved, with it.
@@ -71,8 +72,8 @@ public final class VersionHistory: Sendable {
         guard !change.isTransient else { return }
         let time = now()
         switch (change.kind, change.isDirectory) {
-        case (.modified, false): queue.push(.changed(path: change.path, kind: .modified, time: time))
-        case (.created, false): queue.push(.changed(path: change.path, kind: .created, time: time))
+        case (.modified, false): queue.push(.changed(path: change.path, kind: .modified, time: time, writer: change.writer))
+        case (.created, false): queue.push(.changed(path: change.path, kind: .created, time: time, writer: change.writer))
         case (.removed, false): queue.push(.removed(path: change.path, who: "external", time: time))
         case (.moved, false):
             if let from = change.from { queue.push(.moved(from: from, to: change.path, time: time)) }
@@ -153,7 +154,7 @@ extension VersionHistory.Recording {
     /// The path a recording is about, for a log line.
     var path: String {
         switch self {
-        case .saved(let path, _, _, _), .read(let path, _, _), .changed(let path, _, _), .removed(let path, _, _),
+        case .saved(let path, _, _, _), .read(let path, _, _), .changed(let path, _, _, _), .removed(let path, _, _),
             .folderRemoved(let path, _):
             path
         case .moved(_, let to, _), .folderMoved(_, let to, _): to

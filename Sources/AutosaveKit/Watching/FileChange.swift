@@ -30,6 +30,9 @@ public struct FileChange: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Not part of equality: two changes are equal when they say the same thing happened.
     public var fingerprint: Fingerprint?
+    /// The process seen holding the file open for writing while the change settled (a logger, a
+    /// slow writer): who wrote it, when the agent could tell. Not part of equality.
+    public var writer: WritingProcess?
 
     public init(
         _ kind: Kind, _ path: String, from: String? = nil, isDirectory: Bool = false, isTransient: Bool = false,

@@ -71,6 +71,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// The change time of what was reported last per name, so that a rescan after an overflow
     /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
     var reportedChangeTimes: PathMap<Int64> = [:]
+    /// Per name held open while it settled, the process seen writing it, until its burst goes out.
+    var writersSeen: PathMap<WritingProcess> = [:]
     /// Names reported removed a moment ago: a rename's first half can settle alone (the settle
     /// looked at the disk after the rename and before its events came in), and the second half,
     /// settling later, is a move from that name all the same.
@@ -344,8 +346,22 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // with no close since; its close ends the hold, so one look is enough.
         // (Looked up from the root's descriptor: the root may have been renamed meanwhile.)
         let root = rootDescriptor
-        let isHeld = { (name: String) in root >= 0 && OpenWriters.isHeld(name, in: root, lookingAgain: false) }
-        for burst in settler.takeDue(at: now, isHeld: isHeld) { changes += netChanges(of: burst) }
+        var holders: [(name: String, writer: WritingProcess)] = []
+        let isHeld = { (name: String) -> Bool in
+            guard root >= 0, OpenWriters.isHeld(name, in: root, lookingAgain: false) else { return false }
+            // Held: the one moment the writer can be named, for history (a look at every process).
+            if let writer = OpenWriters.writers(of: name, in: root).first { holders.append((name, writer)) }
+            return true
+        }
+        let bursts = settler.takeDue(at: now, isHeld: isHeld)
+        for (name, writer) in holders { writersSeen[name] = writer }
+        for burst in bursts {
+            for var change in netChanges(of: burst) {
+                change.writer = writersSeen[change.path]
+                changes.append(change)
+            }
+            for name in burst.names { writersSeen[name] = nil }
+        }
         if !changes.isEmpty { emit(changes) }
         let removedSomething = changes.contains { $0.kind == .removed && !$0.isTransient }
         // The kernel says nothing when a root that someone still holds (a shell's working
@@ -367,6 +383,10 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             var fields: Logger.Metadata = ["path": "\(change.path)", "kind": "\(change.kind.rawValue)"]
             if let from = change.from { fields["from"] = "\(from)" }
             if change.isDirectory { fields["directory"] = "true" }
+            if let writer = change.writer {
+                fields["program"] = "\(writer.program)"
+                fields["pid"] = "\(writer.pid)"
+            }
             fields.merge(extra) { _, new in new }
             logger.info("external-change", metadata: fields)
         }
