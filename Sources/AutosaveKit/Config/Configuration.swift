@@ -70,6 +70,10 @@ public struct Configuration: Sendable, Equatable {
         public var enabled = true
         /// Files larger than this are not recorded (their versions are not kept).
         public var maxFileBytes = 1 << 20
+        /// The database's size that pruning brings it under, oldest versions first.
+        public var maxBytes = 1 << 30
+        /// Versions older than this many days are dropped (a file's latest version excepted).
+        public var maxAgeDays = 365
     }
 
     /// Sizes the agent refuses, and how long it may take to stop.

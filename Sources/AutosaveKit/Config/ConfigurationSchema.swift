@@ -50,6 +50,12 @@ public enum ConfigurationSchema {
             "history.maxFileBytes", \.history.maxFileBytes, 0...(1 << 34),
             help: "largest file whose versions are kept"),
         integer(
+            "history.maxBytes", \.history.maxBytes, 0...(1 << 50),
+            help: "size the history database is pruned under, oldest versions first"),
+        integer(
+            "history.maxAgeDays", \.history.maxAgeDays, 1...36_500,
+            help: "days a version is kept at most (a file's latest version is always kept)"),
+        integer(
             "limits.maxFileBytes", \.limits.maxFileBytes, 1...(1 << 40),
             help: "largest file a buffer may hold"),
         integer(

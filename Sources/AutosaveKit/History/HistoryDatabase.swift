@@ -26,6 +26,11 @@ final class HistoryDatabase: Sendable {
         try withStore { store throws(HistoryError) in try store.sync() }
     }
 
+    /// The database's size on disk (main file and WAL); 0 once closed.
+    var bytesOnDisk: Int64 {
+        (try? withStore { store throws(HistoryError) in store.bytesOnDisk }) ?? 0
+    }
+
     func close() {
         store.withLock { store in
             store?.close()

@@ -36,7 +36,9 @@ public final class VersionHistory: Sendable {
     /// Per path, the clients whose edits its buffer took since its last save.
     private let writers: EditWriters
     private let files: HistoryFiles
-    private let logger: Logger
+    let logger: Logger
+    /// Hears of each batch written: retention, which prunes when there is something to prune.
+    let writes = HistoryWrites()
     /// Milliseconds since the Unix epoch: the wall clock versions are stamped with (tests set it).
     let now: @Sendable () -> Int64
 
@@ -118,14 +120,15 @@ public final class VersionHistory: Sendable {
     private func write(_ batch: [Recording]) async {
         let database = self.database
         let files = self.files
-        let failures = await BlockingIO.run { () -> [(String, HistoryError)] in
+        let (failures, bytesOnDisk) = await BlockingIO.run { () -> ([(String, HistoryError)], Int64) in
             var failures: [(String, HistoryError)] = []
             for recording in batch {
                 do throws(HistoryError) { try database.write(recording, files: files) } catch { failures.append((recording.path, error)) }
             }
             do throws(HistoryError) { try database.sync() } catch { failures.append(("", error)) }
-            return failures
+            return (failures, database.bytesOnDisk)
         }
+        writes.wrote(bytesOnDisk: bytesOnDisk)
         for (path, error) in failures {
             logger.warning(
                 "history-failed",
