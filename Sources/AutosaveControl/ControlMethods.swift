@@ -65,6 +65,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .history: return MethodOutcome(result: try await history(try HistoryMethod(params: params, content: content)).json)
             case .show: return try await show(try ShowMethod(params: params, content: content))
             case .restore: return try await restore(try RestoreMethod(params: params, content: content))
+            case .forget: return MethodOutcome(result: try await forget(try ForgetMethod(params: params, content: content)).json)
             }
         } catch {
             throw RPCError(answering: error)
@@ -147,6 +148,12 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         let edit = try await workspace.accept(destination, content, createParents: true)
         workspace.announceEdit(of: destination, revision: edit.revision, by: "restore")
         return MethodOutcome(result: EditedFile(path: destination, revision: edit.revision).json, edit: edit)
+    }
+
+    /// `forget`: a file's versions (or a folder's files') and their bytes removed from history.
+    private func forget(_ request: ForgetMethod) async throws -> ForgetMethod.Result {
+        let path = try await workspace.resolve(request.path)
+        return ForgetMethod.Result(try await history().forget(path))
     }
 
     private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {
