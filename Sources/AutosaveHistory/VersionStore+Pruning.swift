@@ -139,23 +139,30 @@ extension VersionStore {
             [.text(after), .integer(Int64(Self.scheduleRowsPerStep))], row)
         guard let first = batch.first, let last = batch.last else { return (nil, Dropped()) }
         if batch.count == Self.scheduleRowsPerStep {
-            if last.path == first.path {
+            if Self.isSamePath(last.path, first.path) {
                 // One path with more versions than a step reads: all of them, as its schedule needs.
                 batch = try rows("SELECT \(columns) FROM versions WHERE path = ? ORDER BY id", [.text(first.path)], row)
             } else {
                 // The last path may go on past the limit: it is the next step's.
-                batch.removeAll { $0.path == last.path }
+                batch.removeAll { Self.isSamePath($0.path, last.path) }
             }
         }
         var drops: [Int64] = []
         var start = batch.startIndex
         while start < batch.endIndex {
             let path = batch[start].path
-            let end = batch[start...].firstIndex { $0.path != path } ?? batch.endIndex
+            let end = batch[start...].firstIndex { !Self.isSamePath($0.path, path) } ?? batch.endIndex
             drops += policy.drops(batch[start..<end].map(\.entry), now: now)
             start = end
         }
         return (batch.last?.path, try drop(versions: drops, isStrict: false))
+    }
+
+    /// Whether two paths are the same name: the same bytes, as SQLite compares them. Swift's
+    /// `==` on strings would take NFC `café` and NFD `cafe\u{301}`, two files, for one path, and
+    /// the schedule would then keep one latest version for both.
+    static func isSamePath(_ one: String, _ other: String) -> Bool {
+        one.utf8.elementsEqual(other.utf8)
     }
 
     /// Every version in the order the cap drops them: first those that are neither their path's

@@ -212,6 +212,21 @@ import Testing
         }
     }
 
+    @Test func namesThatAreOneToSwiftButTwoToLinuxKeepTheirOwnLatestVersions() throws {
+        let fixture = try HistoryFixture()
+        let store = try fixture.open()
+        let decomposed = "cafe\u{301}.txt", composed = "caf\u{E9}.txt"
+        #expect(decomposed == composed, "Swift's == takes them for one name")
+        let time = Self.now - 2 * Self.hour
+        try store.record(input(decomposed, "nfd 1\n", time: time))
+        let nfd = try #require(try store.record(input(decomposed, "nfd 2\n", time: time + 1)))
+        try store.record(input(composed, "nfc 1\n", time: time + 2))
+        let nfc = try #require(try store.record(input(composed, "nfc 2\n", time: time + 3)))
+        let report = try store.prune(policy: RetentionPolicy(), now: Self.now)
+        #expect(report.versions == 2)
+        #expect(try store.versions(below: "").map(\.id) == [nfc.id, nfd.id], "each file keeps its latest version")
+    }
+
     @Test func aDatabaseMadeWithoutIncrementalVacuumIsRebuiltWithItOnce() throws {
         let fixture = try HistoryFixture()
         let store = try fixture.open()
