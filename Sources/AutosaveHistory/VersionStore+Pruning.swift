@@ -15,8 +15,9 @@ public struct PrunePass: Sendable {
 
     enum Stage: Sendable {
         case start
-        /// The schedule, for the paths after `path` (in byte order).
-        case schedule(after: String)
+        /// The schedule, for the paths after `after` (in byte order), once the versions it
+        /// already chose (`pending`) are dropped.
+        case schedule(after: String, pending: [Int64])
         /// The cap, with its victims in the order they go (nil: not listed yet), from `next` on.
         case cap(victims: [Victim]?, next: Int)
         case reclaim
@@ -46,8 +47,8 @@ public struct PrunePass: Sendable {
 extension VersionStore {
     /// Versions the schedule reads in one step (more when one path alone has more).
     static let scheduleRowsPerStep = 4096
-    /// Versions the cap drops in one step at most.
-    static let capVersionsPerStep = 256
+    /// Versions the schedule or the cap drops in one step at most.
+    static let droppedPerStep = 256
     /// Pages `incremental_vacuum` gives back in one step (16 MiB of 4 KiB pages).
     static let reclaimPagesPerStep = 4096
 
@@ -72,15 +73,30 @@ extension VersionStore {
         switch pass.stage {
         case .start:
             pass.report.bytesBefore = bytesOnDisk
-            pass.stage = .schedule(after: "")
-        case .schedule(let after):
-            let (last, dropped) = try transaction(.immediate) { () throws(HistoryError) in
-                try scheduleStep(after: after, policy: pass.policy, now: pass.now)
+            pass.stage = .schedule(after: "", pending: [])
+        case .schedule(var after, var pending):
+            let dropped = try transaction(.immediate) { () throws(HistoryError) -> Dropped? in
+                if pending.isEmpty {
+                    guard let (last, chosen) = try scheduleStep(after: after, policy: pass.policy, now: pass.now) else { return nil }
+                    after = last
+                    pending = chosen
+                }
+                // At most so many per transaction (each may mean compressing a survivor again):
+                // the rest next step. Dropping part of what the schedule chose first leaves the
+                // rest as it was: a version dropped for a newer one in its hour, day or week still
+                // has one there, the newest of that bucket, which is kept.
+                let chunk = Array(pending.prefix(Self.droppedPerStep))
+                pending.removeFirst(chunk.count)
+                return try drop(versions: chunk, isStrict: false)
+            }
+            guard let dropped else {
+                pass.stage = .cap(victims: nil, next: 0)
+                return
             }
             pass.report.versions += dropped.versions
             pass.report.contents += dropped.contents
             pass.report.reencoded += dropped.reencoded
-            pass.stage = last.map { .schedule(after: $0) } ?? .cap(victims: nil, next: 0)
+            pass.stage = .schedule(after: after, pending: pending)
         case .cap(let victims, let next):
             guard try liveBytes() > pass.policy.maxBytes else {
                 pass.stage = .reclaim
@@ -98,7 +114,7 @@ extension VersionStore {
                 let excess = try liveBytes() - pass.policy.maxBytes
                 var end = next
                 var estimate: Int64 = 0
-                while end < victims.count, end - next < Self.capVersionsPerStep, estimate < excess {
+                while end < victims.count, end - next < Self.droppedPerStep, estimate < excess {
                     estimate += victims[end].frameBytes
                     end += 1
                 }
@@ -125,10 +141,11 @@ extension VersionStore {
 
     /// Applies the schedule to the paths after `after`, about `scheduleRowsPerStep` versions' worth.
     ///
-    /// - Returns: the last path done (nil: none was left), and what was dropped.
+    /// - Returns: the last path looked at and the versions the schedule drops there; nil when no
+    ///   path was left.
     private func scheduleStep(
         after: String, policy: RetentionPolicy, now: Int64
-    ) throws(HistoryError) -> (last: String?, dropped: Dropped) {
+    ) throws(HistoryError) -> (last: String, drops: [Int64])? {
         typealias Row = (path: String, entry: RetentionPolicy.Entry)
         func row(_ row: SQLiteStatement) -> Row {
             (row.text(at: 0), RetentionPolicy.Entry(id: row.int64(at: 1), time: row.int64(at: 2), isMove: row.int64(at: 3) != 0))
@@ -137,7 +154,7 @@ extension VersionStore {
         var batch = try rows(
             "SELECT \(columns) FROM versions WHERE path > ? ORDER BY path, id LIMIT ?",
             [.text(after), .integer(Int64(Self.scheduleRowsPerStep))], row)
-        guard let first = batch.first, let last = batch.last else { return (nil, Dropped()) }
+        guard let first = batch.first, let last = batch.last else { return nil }
         if batch.count == Self.scheduleRowsPerStep {
             if Self.isSamePath(last.path, first.path) {
                 // One path with more versions than a step reads: all of them, as its schedule needs.
@@ -155,7 +172,7 @@ extension VersionStore {
             drops += policy.drops(batch[start..<end].map(\.entry), now: now)
             start = end
         }
-        return (batch.last?.path, try drop(versions: drops, isStrict: false))
+        return (batch.last?.path ?? last.path, drops)
     }
 
     /// Whether two paths are the same name: the same bytes, as SQLite compares them. Swift's

@@ -242,6 +242,27 @@ import Testing
         #expect(try store.content(of: try #require(try store.latest(of: "a")).id) == Array("two\n".utf8))
     }
 
+    @Test func manyDropsAreSpreadOverShortTransactions() throws {
+        let fixture = try HistoryFixture()
+        let store = try fixture.open(keyframeInterval: 8)
+        let count = 2 * VersionStore.droppedPerStep + 100
+        var last: Version?
+        for index in 0..<count {
+            last = try store.record(input("busy.txt", "version \(index)\n", time: Self.now - 2 * Self.hour + Int64(index)))
+        }
+        var pass = PrunePass(policy: RetentionPolicy(), now: Self.now)
+        var steps: [Int] = []
+        while !pass.isFinished {
+            let before = pass.report.versions
+            try store.advance(&pass)
+            steps.append(pass.report.versions - before)
+        }
+        #expect(pass.report.versions == count - 1, "all of that hour but the newest")
+        #expect(steps.allSatisfy { $0 <= VersionStore.droppedPerStep } && steps.filter { $0 > 0 }.count == 3, "\(steps)")
+        #expect(try store.versions(of: "busy.txt").map(\.id) == [try #require(last).id])
+        #expect(try store.content(of: try #require(last).id) == Array("version \(count - 1)\n".utf8))
+    }
+
     @Test func recordingGoesOnBetweenThePassesSteps() throws {
         let fixture = try HistoryFixture()
         let store = try fixture.open()
