@@ -12,6 +12,7 @@ public struct PruneReport: Sendable, Equatable {
     public var bytesBefore: Int64 = 0
     public var bytesAfter: Int64 = 0
 
+    /// A report of nothing done yet.
     public init() {}
 }
 
@@ -32,6 +33,7 @@ public struct ForgetReport: Sendable, Equatable {
     public var bytesBefore: Int64 = 0
     public var bytesAfter: Int64 = 0
 
+    /// A report of nothing removed yet from `path`.
     public init(path: String) {
         self.path = path
     }

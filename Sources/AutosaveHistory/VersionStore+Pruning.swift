@@ -32,6 +32,7 @@ public struct PrunePass: Sendable {
         var frameBytes: Int64
     }
 
+    /// A pass that has done nothing yet; `VersionStore.advance(_:)` carries it out.
     public init(policy: RetentionPolicy, now: Int64) {
         self.policy = policy
         self.now = now
