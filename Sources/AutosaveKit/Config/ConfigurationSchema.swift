@@ -50,7 +50,7 @@ public enum ConfigurationSchema {
             "history.maxFileBytes", \.history.maxFileBytes, 0...(1 << 34),
             help: "largest file whose versions are kept"),
         integer(
-            "history.maxBytes", \.history.maxBytes, 0...(1 << 50),
+            "history.maxBytes", \.history.maxBytes, (1 << 20)...(1 << 50),
             help: "size the history database is pruned under, oldest versions first"),
         integer(
             "history.maxAgeDays", \.history.maxAgeDays, 1...36_500,
