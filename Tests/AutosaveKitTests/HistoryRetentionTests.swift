@@ -143,6 +143,16 @@ import Testing
         await harness.stop()
     }
 
+    @Test func theWorkspaceRunsRetentionUnderItsOwnRun() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "a\n"])
+        let retention = try #require(await harness.workspace.historyRetention, "history is on by default")
+        for _ in 0..<1_000_000 where retention.armedInstant == nil { await Task.yield() }
+        #expect(retention.armedInstant == harness.clock.now.advanced(by: HistoryRetention<ManualClock>.firstPassDelay))
+        harness.clock.advance(by: HistoryRetention<ManualClock>.firstPassDelay)
+        try await harness.logs.wait(timeout: .seconds(10), "history-pruned") { $0.contains { $0.event == "history-pruned" } }
+        await harness.stop()
+    }
+
     @Test func forgetRemovesAPathsVersionsAndSaysSo() async throws {
         let harness = try Harness()
         await harness.save("secret.env", Array("TOKEN=1\n".utf8))
