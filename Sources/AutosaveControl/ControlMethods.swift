@@ -67,6 +67,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .restore: return try await restore(try RestoreMethod(params: params, content: content))
             case .restoreDeleted:
                 return MethodOutcome(result: try await restoreDeleted(try RestoreDeletedMethod(params: params, content: content)).json)
+            case .forget: return MethodOutcome(result: try await forget(try ForgetMethod(params: params, content: content)).json)
             }
         } catch {
             throw RPCError(answering: error)
@@ -168,6 +169,12 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         }
         for edit in edits { try await edit.waitUntilDurable() }
         return RestoreDeletedMethod.Result(files: files)
+    }
+
+    /// `forget`: a file's versions (or a folder's files') and their bytes removed from history.
+    private func forget(_ request: ForgetMethod) async throws -> ForgetMethod.Result {
+        let path = try await workspace.resolve(request.path)
+        return ForgetMethod.Result(try await history().forget(path))
     }
 
     private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {

@@ -4,7 +4,8 @@
 /// it), and decoding a content needs every content down its chain: keeping the last ones makes the
 /// common case, the same file saved again and again, cost one compression and no decompression.
 /// Entries are never stale: content ids are never reused (`AUTOINCREMENT`), and a content's bytes
-/// never change, whatever becomes of how they are stored.
+/// never change, whatever becomes of how they are stored (pruning compresses a content again, but
+/// its bytes stay the same; a deleted content is `forget`-ten here too).
 struct ContentCache {
     /// The bytes kept at most; a content larger than this is not kept at all.
     let budget: Int
@@ -41,6 +42,14 @@ struct ContentCache {
             order.removeFirst()
             bytes -= entries.removeValue(forKey: oldest)?.count ?? 0
         }
+    }
+
+    /// Drops content `id`'s bytes, if kept: a content deleted (pruned, forgotten) leaves no copy
+    /// in memory, where a forgotten secret would otherwise linger.
+    mutating func forget(_ id: Int64) {
+        guard let content = entries.removeValue(forKey: id) else { return }
+        bytes -= content.count
+        order.removeAll { $0 == id }
     }
 
     private mutating func touch(_ id: Int64) {

@@ -17,12 +17,17 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON array of versions.") var json = false
     @Flag(name: .long, help: "List removed files that can be brought back (`autosave restore PATH@-0`).") var deleted = false
     @Option(name: .long, help: "At most N versions.") var limit: Int?
+    @Flag(name: .long, help: "Remove every version of PATH (a file or folder) from history, and their bytes from its database.")
+    var forget = false
 
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
+        if forget, path == nil { throw ValidationError("--forget needs the PATH whose versions to remove") }
+        if forget, deleted || limit != nil { throw ValidationError("--forget takes no --deleted or --limit") }
     }
 
     func run() async throws {
+        if forget, let path { return try await forgetVersions(of: path) }
         let request = HistoryMethod(path: path.map(ClientOptions.absolute) ?? "", limit: limit, isDeletedOnly: deleted)
         let versions = try await client.call(request).versions
         if json {
@@ -31,6 +36,22 @@ struct HistoryCommand: AsyncParsableCommand {
         }
         let now = VersionHistory.wallClock()
         for version in versions { print(VersionLine(version, now: now).text) }
+    }
+}
+
+extension HistoryCommand {
+    /// `--forget PATH`: one line saying what went, or the result as JSON.
+    func forgetVersions(of path: String) async throws {
+        let result = try await client.call(ForgetMethod(path: ClientOptions.absolute(path)))
+        if json {
+            print(result.json.jsonText)
+            return
+        }
+        var line = "forgot \(result.versions) version\(result.versions == 1 ? "" : "s") of \(result.path)"
+        if result.sharedContents > 0 {
+            line += "; \(result.sharedContents) of their contents stay, as other paths hold the same bytes"
+        }
+        print(line)
     }
 }
 

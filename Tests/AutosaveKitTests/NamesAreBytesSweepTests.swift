@@ -44,6 +44,9 @@ import Testing
         ("Inotify/FileNames.swift", "first == longName", "a length byte against its marker"),
         ("Inotify/FileNames.swift", "length == name.count", "lengths in bytes"),
         ("AutosaveHistory/SQLite/SQLiteDatabase.swift", "var cache: [String: SQLiteStatement]", "SQL statements, keyed by their text"),
+        ("AutosaveKit/History/VersionSelector+Parsing.swift", "static let units: [String: Int64]", "time units a user types (`minutes`, `h`)"),
+        ("AutosaveKit/History/VersionSelector+Parsing.swift", "var units: [String: Int64]", "time units a user types, as the table is built"),
+        ("AutosaveKit/History/VersionSelector+Parsing.swift", #"rest.hasSuffix("ago")"#, "the word `ago` in a time a user types"),
     ]
 
     /// The agent's sources, each with its path below `Sources/`; `ByteNames` itself is where

@@ -123,11 +123,13 @@ import Testing
     @Test func aChangeByAWriterSeenHoldingTheFileNamesItsProgramAndPid() async throws {
         let project = try TemporaryDirectory()
         try project.write("app.log", "start\n")
-        let agent = try await AgentProcess.started(on: project)
+        // The window waits up to 10 s for the writer; it holds the file 1.5 s, long past the 50 ms
+        // settle window, however late a loaded machine gets to look.
+        let agent = try await AgentProcess.started(on: project, config: #"{"watch": {"maxSettleMs": 10000}}"#)
         // A slow writer (a logger, a long build step) holds the file open across the settle
         // window: the agent waits for it to close, and sees who it is meanwhile.
         let writer = try AgentProcess(
-            ["-c", "exec 3>>app.log; echo one >&3; sleep 0.4; echo two >&3"], executable: "/bin/sh", in: project.path)
+            ["-c", "exec 3>>app.log; echo one >&3; sleep 1.5; echo two >&3"], executable: "/bin/sh", in: project.path)
         let status = await writer.exitStatus()
         #expect(status == 0)
         #expect(try await client(["sync"], in: project).status == 0)

@@ -70,6 +70,10 @@ public struct Configuration: Sendable, Equatable {
         public var enabled = true
         /// Files larger than this are not recorded (their versions are not kept).
         public var maxFileBytes = 1 << 20
+        /// The database's size that pruning brings it under, oldest versions first.
+        public var maxBytes = 1 << 30
+        /// Versions older than this many days are dropped (a file's latest version excepted).
+        public var maxAgeDays = 365
         /// Whether every file is stored once after `ready`, so that the first outside change to a
         /// file no buffer ever read has a version before it.
         public var baseline = BaselineSetting.auto

@@ -53,6 +53,12 @@ public enum ConfigurationSchema {
             "history.baseline", \.history.baseline,
             help: "store every file once after start-up, in the background (auto: trees up to 100,000 files and 2 GiB)"),
         integer(
+            "history.maxBytes", \.history.maxBytes, (1 << 20)...(1 << 50),
+            help: "size the history database is pruned under, oldest versions first"),
+        integer(
+            "history.maxAgeDays", \.history.maxAgeDays, 1...36_500,
+            help: "days a version is kept at most (a file's latest version is always kept)"),
+        integer(
             "limits.maxFileBytes", \.limits.maxFileBytes, 1...(1 << 40),
             help: "largest file a buffer may hold"),
         integer(

@@ -25,6 +25,12 @@ final class HistoryDatabase: Sendable {
         self.state = Mutex(.unopened)
     }
 
+    /// One open already, with `store` (what `run()` would open; tests hand it in).
+    convenience init(path: String, store: consuming sending VersionStore) {
+        self.init(path: path)
+        install(store)
+    }
+
     /// Whether it is open (false before `install`, after `close`, and when it could not be opened).
     var isOpen: Bool {
         state.withLock { state in
@@ -57,6 +63,11 @@ final class HistoryDatabase: Sendable {
 
     func sync() throws(HistoryError) {
         try withStore { store throws(HistoryError) in try store.sync() }
+    }
+
+    /// The database's size on disk (main file and WAL); 0 once closed.
+    var bytesOnDisk: Int64 {
+        (try? withStore { store throws(HistoryError) in store.bytesOnDisk }) ?? 0
     }
 
     func close() {

@@ -29,6 +29,7 @@ extension VersionHistory {
     /// starts. One that cannot be opened at all is logged (`history-failed`); the agent then runs
     /// without history, and queries answer that history is off.
     func openDatabase() async {
+        guard !database.isOpen else { return }
         let path = database.path
         let stateDirectory = Self.folder(of: path)
         let now = self.now

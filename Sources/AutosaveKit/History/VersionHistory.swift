@@ -38,6 +38,8 @@ public final class VersionHistory: Sendable {
     private let writers: EditWriters
     let files: HistoryFiles
     let logger: Logger
+    /// Hears of each batch written: retention, which prunes when there is something to prune.
+    let writes = HistoryWrites()
     /// Milliseconds since the Unix epoch: the wall clock versions are stamped with (tests set it).
     let now: @Sendable () -> Int64
 
@@ -121,7 +123,7 @@ public final class VersionHistory: Sendable {
     private func write(_ batch: [Recording]) async {
         let database = self.database
         let files = self.files
-        let (recorded, failures) = await BlockingIO.run { () -> ([Version], [(String, HistoryError)]) in
+        let (recorded, failures, bytesOnDisk) = await BlockingIO.run { () -> ([Version], [(String, HistoryError)], Int64) in
             var recorded: [Version] = []
             var failures: [(String, HistoryError)] = []
             for recording in batch {
@@ -132,7 +134,7 @@ public final class VersionHistory: Sendable {
                 }
             }
             do throws(HistoryError) { try database.sync() } catch { failures.append(("", error)) }
-            return (recorded, failures)
+            return (recorded, failures, database.bytesOnDisk)
         }
         for version in recorded {
             logger.debug(
@@ -142,6 +144,7 @@ public final class VersionHistory: Sendable {
                     "bytes": "\(version.size.map(String.init) ?? "-")",
                 ])
         }
+        writes.wrote(bytesOnDisk: bytesOnDisk)
         for (path, error) in failures {
             logger.warning(
                 "history-failed",

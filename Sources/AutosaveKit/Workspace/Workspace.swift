@@ -124,6 +124,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         recovered = recovered.filter { !carried.contains($0.path) } + carriedOver
         history = VersionHistory.make(configuration, writers: historyWriters, logger: logger)
         context.history = history
+        historyRetention = history.map { HistoryRetention(history: $0, policy: configuration.configuration.history.retention, clock: context.clock) }
         let scan = try await watcher.start()
         removeLeftoverTempFiles(scan.leftovers)
         for record in recovered { await recover(record) }
@@ -133,6 +134,8 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// Every version of every file (`history`, `show`, `restore`); nil when `history.enabled` is
     /// false or its database could not be opened (logged).
     public internal(set) var history: VersionHistory?
+    /// When history is pruned; nil without history.
+    var historyRetention: HistoryRetention<C>?
     /// Who edited each path since its last save, for history (noted from any thread).
     nonisolated let historyWriters = EditWriters()
 
@@ -161,9 +164,11 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
         let watcher = self.watcher
         let alarms = context.alarms
         let history = self.history
+        let retention = historyRetention
         await withDiscardingTaskGroup { group in
             group.addTask { await alarms.run() }
             if let history { group.addTask { await history.run() } }
+            if let retention { group.addTask { await retention.run() } }
             await withDiscardingTaskGroup { consumers in
                 consumers.addTask {
                     await watcher.run()
@@ -193,6 +198,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
             // The watcher has stopped (after the flush) and its streams are drained: no autosave
             // is due any more, and history writes what it was handed, then closes.
             alarms.finish()
+            retention?.finish()
             history?.finish()
         }
     }
