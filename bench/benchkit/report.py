@@ -85,7 +85,7 @@ def table_rows(options):
         ("9", "agent peak RSS / file (the idle agent included)", "×", "ranged.rss", None, "—", "(info)", None),
         ("9", f"patch {options.patch_hunks} hunks into {options.patch_lines} lines", "ms", "ranged.patch.agent",
          "ranged.patch.peer", "GNU patch", "≤ 20 ms", lambda a, r: a <= 20),
-    ] + history_rows(options)
+    ]
     return [row for row in rows if not options.only or int(row[0]) in options.only]
 
 
@@ -133,7 +133,8 @@ def number(value, unit):
 def build_table(bench):
     header = ["#", "figure", "agent", "peer", "ratio", "target", "met"]
     lines = []
-    rows = table_rows(bench.options) + (bench.scaling.table_rows() if bench.scaling else [])
+    rows = (table_rows(bench.options) + (bench.scaling.table_rows() if bench.scaling else [])
+            + (history_rows(bench.options) if bench.wanted(11) else []))
     for figure, what, unit, agent_key, peer_key, peer_name, target, check in rows:
         agent_values, peer_values = bench.samples.get(agent_key), bench.samples.get(peer_key) if peer_key else None
         agent = statistics.median(agent_values) if agent_values else None
