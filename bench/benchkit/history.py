@@ -1,8 +1,9 @@
 """Figure 11: history (issue 35), each row against its peer measured in the same run.
 
   save cost      figure 3's method (client write -> durable `saved`, minus autosave.delayMs, with
-                 the durable-write floor sampled beside it) with history.enabled true and false;
-                 the target is what history adds: the paired difference on - off
+                 the durable-write floor sampled beside it) with history.enabled true and false, two
+                 agents side by side sampled in turn; the target is what history adds: the median
+                 of the paired differences on - off
   store size     --history-versions versions of a 1,000,000-byte text file, each one 64-byte line
                  different from the one before, made through the agent (an `edit` of that line and
                  a `save`, pipelined; `sync` every few versions so the recording queue stays short),
@@ -29,6 +30,7 @@ import os
 import random
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import time
 
@@ -94,7 +96,8 @@ class HistoryFigure:
 
         def values(key, unit="", scale=1):
             found = self.extra.get(key) or self.samples.get(key)
-            return ", ".join(f"{value / scale:,.1f}{unit}" if isinstance(value, (int, float)) else str(value)
+            return ", ".join(f"{value:,}{unit}" if isinstance(value, int) and scale == 1
+                             else f"{value / scale:,.1f}{unit}" if isinstance(value, (int, float)) else str(value)
                              for value in found) if found else "n/a"
 
         notes = [f"- {metric}: n/a, {reason}" for metric, reason in sorted(self.not_measured.items())
@@ -125,13 +128,58 @@ class HistoryFigure:
     # -- row 1: save cost with history on and off ------------------------------------------------------
 
     def history_save_cost(self, run):
-        # Alternate which goes first, so neither always meets a disk the other just left busy.
-        order = (True, False) if run % 2 == 0 else (False, True)
-        for enabled in order:
-            self.save_cost(run, True, history=enabled)
-        on, off = self.samples["save.history-on.agent"][-1], self.samples["save.history-off.agent"][-1]
-        self.record("history.save.extra", on - off)
-        print(f"  history save cost: on {on:.2f} ms, off {off:.2f} ms, history adds {on - off:+.2f} ms", flush=True)
+        """Figure 3's method with history on and off, the two agents running side by side and sampled
+        in turn (which goes first alternating), the durable-write floor after each pair: every pair
+        meets the same disk load, and the target is the median of the per-pair differences."""
+        size, delay = self.options.save_bytes, self.options.save_delay_ms
+        sides = {}
+        for enabled in (True, False):
+            label = "on" if enabled else "off"
+            root = self.fresh_dir(f"save-history-{label}")
+            target = os.path.join(root, "doc.txt")
+            with open(target, "w") as file:
+                file.write("-" * (size - 1) + "\n")
+            sides[label] = (AgentRun(self, root, {"autosave": {"delayMs": delay}, "history": {"enabled": enabled}},
+                                     f"save-history-{label}-{run}"), target)
+        effective = sides["on"][0].effective
+        self.configs["11 save cost"] = (f"autosave.delayMs {delay}, {size} bytes a write, history.enabled true and false "
+                                        f"side by side, journal.fsync {json.dumps(effective['journal']['fsync'])}, "
+                                        f"write.fsync {json.dumps(effective['write']['fsync'])}")
+        costs = {"on": [], "off": []}
+        floor, differences, clients = [], [], {}
+        floor_process, floor_sample = self.floors.serve(self.fresh_dir("floor-save-history"), size)
+        try:
+            for label, (agent, _) in sides.items():
+                agent.start()
+                clients[label] = agent.client()
+            for index in range(self.options.save_samples):
+                content = chr(ord("a") + index % 26) * (size - 1) + "\n"
+                for label in (("on", "off") if index % 2 == 0 else ("off", "on")):
+                    agent, target = sides[label]
+                    agent.log.drain()
+                    started = now_ns()
+                    revision = clients[label].call("write", path=target, content=content)["revision"]
+                    _, stamp = agent.log.wait_for(log_event("saved", path="doc.txt", revision=revision), delay / 1000 + 30,
+                                                  f"the `saved` line for revision {revision} (history {label})")
+                    costs[label].append(ms(stamp - started) - delay)
+                    # History writes the version just after the save: let it, before the other side's sample.
+                    time.sleep(0.02)
+                floor.append(floor_sample()[0])
+                differences.append(costs["on"][-1] - costs["off"][-1])
+        finally:
+            for client in clients.values():
+                client.close()
+            for agent, _ in sides.values():
+                if agent.process is not None:
+                    agent.stop()
+            self.children.stop(floor_process, 10)
+        on, off, extra = statistics.median(costs["on"]), statistics.median(costs["off"]), statistics.median(differences)
+        self.record("save.history-on.agent", on)
+        self.record("save.history-off.agent", off)
+        self.record("save.history.floor", statistics.median(floor))
+        self.record("history.save.extra", extra)
+        print(f"  history save cost: on {on:.2f} ms, off {off:.2f} ms, floor {statistics.median(floor):.2f} ms; "
+              f"history adds {extra:+.2f} ms (median of {len(differences)} paired differences)", flush=True)
 
     # -- rows 2-4: N versions of a 1 MB file --------------------------------------------------------
 

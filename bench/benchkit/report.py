@@ -95,9 +95,9 @@ def history_rows(options):
     return [
         ("11", "save cost, history on", "ms", "save.history-on.agent", "save.history-off.agent", "history off",
          "(info)", None),
-        ("11", "save cost, history on", "ms", "save.history-on.agent", "save.history-on.floor", "durable-write floor",
+        ("11", "save cost, history on", "ms", "save.history-on.agent", "save.history.floor", "durable-write floor",
          "(info)", None),
-        ("11", "what history adds to a save (on − off)", "ms", "history.save.extra", None, "paired per run",
+        ("11", "what history adds to a save (on − off)", "ms", "history.save.extra", None, "paired per save",
          "≤ 0.3 ms", lambda a, r: a <= 0.3),
         ("11", f"store, {versions}", "MB", "history.store.agent", "history.store.git", "git gc --aggressive pack",
          "≤ 1.0 × peer", lambda a, r: r <= 1.0),

@@ -1,7 +1,6 @@
 """Figure 3: save cost. A client's write -> the agent's `saved` line (durable), minus
 autosave.delayMs, against the durable-write floor (bench/floor.c) asked over a pipe to make the same
-write, timed on the same path; journal on and off. Figure 11 (history.py) runs it with history on
-and off.
+write, timed on the same path; journal on and off.
 """
 import json
 import os
@@ -18,24 +17,17 @@ class SaveCostFigure:
 
     # -- figure 3: save cost ------------------------------------------------------------------------
 
-    def save_cost(self, run, journal, history=None):
-        """One run of figure 3 (journal on or off), or of figure 11's first row (`history` true or
-        false: history.enabled, the journal on), recorded as save.LABEL.agent and save.LABEL.floor."""
-        label = ("journal" if journal else "nojournal") if history is None else ("history-on" if history else "history-off")
+    def save_cost(self, run, journal):
+        label = "journal" if journal else "nojournal"
         root = self.fresh_dir(f"save-{label}")
         target = os.path.join(root, "doc.txt")
         size = self.options.save_bytes
         with open(target, "w") as file:
             file.write("-" * (size - 1) + "\n")
         delay = self.options.save_delay_ms
-        settings = {"autosave": {"delayMs": delay}, "journal": {"enabled": journal}}
-        if history is not None:
-            settings["history"] = {"enabled": history}
-        agent = AgentRun(self, root, settings, f"save-{label}-{run}")
-        self.configs[f"{3 if history is None else 11} {label}"] = (
-            f"autosave.delayMs {delay}, journal.enabled {json.dumps(journal)}, "
-            f"history.enabled {json.dumps(agent.effective.get('history', {}).get('enabled'))}, "
-            f"journal.fsync {json.dumps(agent.effective['journal']['fsync'])}, write.fsync {json.dumps(agent.effective['write']['fsync'])}")
+        agent = AgentRun(self, root, {"autosave": {"delayMs": delay}, "journal": {"enabled": journal}}, f"save-{label}-{run}")
+        self.configs[f"3 {label}"] = (f"autosave.delayMs {delay}, journal.enabled {json.dumps(journal)}, "
+                                      f"journal.fsync {json.dumps(agent.effective['journal']['fsync'])}, write.fsync {json.dumps(agent.effective['write']['fsync'])}")
         costs, own, floor, floor_own = [], [], [], []
         floor_process, floor_sample = self.floors.serve(self.fresh_dir(f"floor-save-{label}"), size)
         try:
