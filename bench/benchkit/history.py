@@ -106,7 +106,9 @@ class HistoryFigure:
             "## History (figure 11)",
             "",
             f"Each row against its peer in the same run. Save cost: figure 3's method with history.enabled true "
-            f"and false (journal on); the target is the per-run difference. Versions: "
+            f"and false, two agents side by side sampled in turn ({self.options.save_samples} pairs a run, the "
+            f"durable-write floor after each pair); the target is the median of the per-pair differences (the "
+            f"table: the median of the runs' medians). Versions: "
             f"{self.options.history_versions:,} versions of a {FILE_BYTES:,}-byte text file, one {LINE_BYTES}-byte "
             f"line changed per version, made through the agent (`edit` + `save`) and counted in `autosave history "
             f"--json`; the store is history.sqlite + history.sqlite-wal while the agent runs, the peer the .pack "
