@@ -390,7 +390,9 @@ class HistoryFigure:
         agent = AgentRun(self, self.tree, {"history": {"baseline": True}, "watch": {"settleMs": 0}}, f"baseline-{run}")
         self.configs["11 baseline"] = (f"history.baseline true, watch.settleMs 0, the tree of figures 1-9 "
                                        f"({self.file_count:,} files) without a state directory; the peer "
-                                       f"`tar -cf - -C TREE . | zstd -3 -q -c > FILE` (CPU time of both, FILE's size)")
+                                       f"`tar -cf - -C TREE . | zstd -3 -q -c > FILE` (CPU time of both, FILE's size); "
+                                       f"the agent's CPU time includes its handling of the outside writes made during "
+                                       f"the baseline (at most {self.options.latency_writes} small files)")
         progress = {"seen": False, "done": None, "record": None}
 
         def note(line):
