@@ -57,6 +57,12 @@ def parse_options(argv):
     parser.add_argument("--scaling-sizes",
                         help="figure 10's tree sizes, comma-separated file counts, dirs a tenth "
                              "(default 10000,100000,1000000, smoke 1000,2000)")
+    parser.add_argument("--history-versions", type=int,
+                        help="versions of figure 11's 1 MB file, made through the agent (default 10000, smoke 200)")
+    parser.add_argument("--history-picks", type=int,
+                        help="random versions figure 11 shows, plus the deepest chain (default 50, smoke 10)")
+    parser.add_argument("--history-calls", type=int,
+                        help="`autosave history` and `git log` calls timed per run in figure 11 (default 20, smoke 5)")
     parser.add_argument("--tree-cache", default="/var/tmp/autosave-bench-trees",
                         help="where figure 10's trees are made once and kept (default /var/tmp/autosave-bench-trees)")
     parser.add_argument("--tmpdir", default="/tmp", help="where the temp directory is made (default /tmp)")
@@ -66,11 +72,12 @@ def parse_options(argv):
     full = {"dirs": 10000, "files": 100000, "latency_writes": 200, "idle_seconds": 30.0, "save_samples": 50,
             "coalesce_writes": 10000, "flush_buffers": 1000, "throughput_seconds": 5.0, "large_mb": 50,
             "ranged_mb": 10, "ranged_edits": 2000, "journal_edits": 10000, "patch_lines": 100000, "patch_samples": 10,
-            "scaling_sizes": "10000,100000,1000000"}
+            "scaling_sizes": "10000,100000,1000000", "history_versions": 10000, "history_picks": 50,
+            "history_calls": 20}
     smoke = {"dirs": 200, "files": 2000, "latency_writes": 20, "idle_seconds": 3.0, "save_samples": 5,
              "coalesce_writes": 2000, "flush_buffers": 100, "throughput_seconds": 1.0, "large_mb": 5,
              "ranged_mb": 1, "ranged_edits": 100, "journal_edits": 1000, "patch_lines": 10000, "patch_samples": 3,
-             "scaling_sizes": "1000,2000"}
+             "scaling_sizes": "1000,2000", "history_versions": 200, "history_picks": 10, "history_calls": 5}
     for key, value in (smoke if options.smoke else full).items():
         if getattr(options, key) is None:
             setattr(options, key, value)
@@ -79,9 +86,9 @@ def parse_options(argv):
     try:
         options.only = {int(part) for part in options.only.split(",") if part.strip()}
     except ValueError:
-        parser.error(f"--only takes figure numbers 1-10 separated by commas, got {options.only!r}")
-    if not options.only <= set(range(1, 11)):
-        parser.error(f"--only takes figure numbers 1-10, got {sorted(options.only)}")
+        parser.error(f"--only takes figure numbers 1-11 separated by commas, got {options.only!r}")
+    if not options.only <= set(range(1, 12)):
+        parser.error(f"--only takes figure numbers 1-11, got {sorted(options.only)}")
     try:
         options.scaling_sizes = sorted({int(part) for part in options.scaling_sizes.split(",") if part.strip()})
     except ValueError:
@@ -92,6 +99,8 @@ def parse_options(argv):
         parser.error("--runs and --dirs must be >= 1, --files >= --dirs, --latency-writes >= 1")
     if min(options.ranged_mb, options.ranged_edits, options.journal_edits, options.patch_hunks, options.patch_samples) < 1:
         parser.error("--ranged-mb, --ranged-edits, --journal-edits, --patch-hunks and --patch-samples must be >= 1")
+    if min(options.history_versions, options.history_picks, options.history_calls) < 1:
+        parser.error("--history-versions, --history-picks and --history-calls must be >= 1")
     return options
 
 

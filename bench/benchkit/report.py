@@ -89,6 +89,37 @@ def table_rows(options):
     return [row for row in rows if not options.only or int(row[0]) in options.only]
 
 
+def history_rows(options):
+    """Figure 11's rows (history.py): each against its peer of the same run."""
+    versions = f"{options.history_versions:,} versions of 1 MB"
+    return [
+        ("11", "save cost, history on", "ms", "save.history-on.agent", "save.history-off.agent", "history off",
+         "(info)", None),
+        ("11", "save cost, history on", "ms", "save.history-on.agent", "save.history.floor", "durable-write floor",
+         "(info)", None),
+        ("11", "what history adds to a save (on − off)", "ms", "history.save.extra", None, "paired per save",
+         "≤ 0.3 ms", lambda a, r: a <= 0.3),
+        ("11", f"store, {versions}", "MB", "history.store.agent", "history.store.git", "git gc --aggressive pack",
+         "≤ 1.0 × peer", lambda a, r: r <= 1.0),
+        ("11", f"show p50, {versions}", "ms", "history.show.agent.p50", "history.show.git.p50", "git show HEAD~K:file",
+         "≤ 20 ms", lambda a, r: a <= 20),
+        ("11", f"show p99, {versions}", "ms", "history.show.agent.p99", "history.show.git.p99", "git show HEAD~K:file",
+         "≤ 20 ms", lambda a, r: a <= 20),
+        ("11", "show, the deepest delta chain", "ms", "history.show.agent.deepest", "history.show.git.deepest",
+         "git show HEAD~K:file", "≤ 20 ms", lambda a, r: a <= 20),
+        ("11", f"history PATH, {options.history_versions:,} versions", "ms", "history.list.agent", "history.list.git",
+         "git log --oneline -- file", "≤ 30 ms", lambda a, r: a <= 30),
+        ("11", "baseline CPU time (user+sys)", "ms", "history.baseline.cpu.agent", "history.baseline.cpu.tar",
+         "tar -cf - TREE, zstd -3", "≤ 1.5 × peer", lambda a, r: r <= 1.5),
+        ("11", "baseline store", "MB", "history.baseline.store.agent", "history.baseline.store.tar",
+         "tar, zstd -3: the archive", "≤ 1.1 × peer", lambda a, r: r <= 1.1),
+        ("11", "notice p50 during the baseline, settleMs 0", "ms", "history.baseline.latency.p50", None, "—",
+         "≤ 2 ms", lambda a, r: a <= 2),
+        ("11", f"RSS, {max(options.scaling_sizes):,} files (figure 10's tree), history on", "MB", "history.rss.on", "history.rss.off", "history off",
+         "≤ peer + 16 MB", lambda a, r: a - a / r <= 16),
+    ]
+
+
 def number(value, unit):
     if value is None:
         return "n/a"
@@ -102,7 +133,8 @@ def number(value, unit):
 def build_table(bench):
     header = ["#", "figure", "agent", "peer", "ratio", "target", "met"]
     lines = []
-    rows = table_rows(bench.options) + (bench.scaling.table_rows() if bench.scaling else [])
+    rows = (table_rows(bench.options) + (bench.scaling.table_rows() if bench.scaling else [])
+            + (history_rows(bench.options) if bench.wanted(11) else []))
     for figure, what, unit, agent_key, peer_key, peer_name, target, check in rows:
         agent_values, peer_values = bench.samples.get(agent_key), bench.samples.get(peer_key) if peer_key else None
         agent = statistics.median(agent_values) if agent_values else None
@@ -135,7 +167,8 @@ def build_table(bench):
         else:
             needs_peer = "peer" in target or "overhead" in target
             met = "—" if needs_peer and ratio_value is None else ("yes" if check(agent, ratio_value) else "no")
-        agent_text = f"{number(agent, unit)} {unit}" if agent is not None else "not measured"
+        agent_text = (f"{number(agent, unit)} {unit}" if agent is not None
+                      else f"n/a ({bench.not_measured[agent_key]})" if agent_key in bench.not_measured else "not measured")
         lines.append([figure, what, agent_text, peer_text, ratio, target, met])
     return header, lines
 
@@ -163,6 +196,7 @@ def write_results(bench, table, command):
     tree = (f"generated tree ({bench.options.dirs:,} directories, {bench.file_count:,} files)" if bench.file_count
             else "generated trees of figure 10 (see its section)")
     scaling_section = bench.scaling.results_section() + "\n" if bench.scaling else ""
+    scaling_section += bench.history_section() + "\n" if bench.wanted(11) else ""
     text = f"""# Benchmark results
 
 Written by `bench/compare`; every figure is the median of {bench.options.runs} run(s) on the same

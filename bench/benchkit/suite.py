@@ -14,6 +14,7 @@ import time
 from .coalescing import CoalescingFigure
 from .common import BenchError, PeerUnavailable
 from .flush import FlushFigure
+from .history import HistoryFigure
 from .large_content import LargeContentFigure
 from .machine import describe_machine
 from .peers import Floors
@@ -31,7 +32,7 @@ from .watchers import WatcherFigures
 
 
 class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, ThroughputFigure,
-            LargeContentFigure, RangedEditsFigure):
+            LargeContentFigure, RangedEditsFigure, HistoryFigure):
     """One run of bench/compare: its options, temp directory, children and every value measured.
 
     The figures' measurements are methods of the classes it is made of, one module each
@@ -47,6 +48,7 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
         self.unavailable = {}  # peer -> reason
         self.extra = collections.defaultdict(list)  # metric -> informational values per run
         self.configs = {}  # figure -> effective config summary
+        self.not_measured = {}  # metric -> why its row shows n/a (figure 11's baseline and RSS rows)
         self.file_count = None  # files in the tree of figures 1-9, once made
         self.scaling = None  # figure 10, when it runs (scaling.ScalingFigure)
 
@@ -130,8 +132,9 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
         self.floors = Floors(self)
         self.machine = describe_machine(self)
         print(self.machine_text(), flush=True)
-        # Figures 1-9 share one generated tree and one loop of runs; figure 10 makes (or reuses) its own trees.
-        one_tree = self.wanted(*range(1, 10))
+        # Figures 1-9 and 11 share one generated tree and one loop of runs; figure 10 makes (or reuses)
+        # its own trees, and figure 11's RSS row reuses figure 10's largest.
+        one_tree = self.wanted(*range(1, 10), 11)
         if one_tree:
             print(f"generating the tree: {options.dirs} directories, {options.files} files under {self.work}/tree", flush=True)
             started = time.monotonic()
@@ -149,10 +152,14 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
             self.figure(9, "ranged edit latency", lambda: self.ranged_latency(run))
             self.figure(9, "ranged edits' journal and RSS", lambda: self.ranged_journal(run))
             self.figure(9, "patch", lambda: self.ranged_patch(run))
+            self.figure(11, "history: save cost, history on and off", lambda: self.history_save_cost(run))
+            self.figure(11, "history: versions of a 1 MB file (store, show, history)", lambda: self.history_versions(run))
+            self.figure(11, "history: the baseline of the tree", lambda: self.history_baseline(run))
         if self.wanted(10):
             print("figure 10: scaling, every run of each size in turn", flush=True)
             self.scaling = ScalingFigure(self)
             self.figure(10, "scaling", self.scaling.run)
+        self.figure(11, "history: RSS at figure 10's largest tree, history on and off", self.history_rss)
         self.machine["load after"] = open("/proc/loadavg").read().split()[:3]
 
     def machine_text(self):
