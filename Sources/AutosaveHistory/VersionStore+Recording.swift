@@ -36,7 +36,7 @@ extension VersionStore {
                 } else {
                     var previous = latest?.content
                     if latest == nil, let from = input.from { previous = try latestStored(of: from)?.content }
-                    let id = try store(bytes, digest: digest, after: previous)
+                    let id = try store(bytes, digest: digest, of: input.path, after: previous)
                     content = (id, bytes.count, digest)
                     added = (id, bytes)
                 }

@@ -7,6 +7,32 @@ import Testing
 /// restore decodes a bounded chain, and two contents are never confused, even when their digests
 /// collide or a stored frame is damaged.
 @Suite struct VersionStoreStorageTests {
+    /// The class: a chain that, once full, went back to a fixed ancestor, so every later delta
+    /// carried all the changes since it (at 1,000 versions the average delta was 90 times a
+    /// one-line delta, and growing). Property: however many versions, chains stay short and the
+    /// average delta stays near one change's.
+    @Test func aThousandVersionsKeepChainsShortAndDeltasNearOneChange() throws {
+        let fixture = try HistoryFixture()
+        let store = try fixture.open(keyframeInterval: 64)
+        var content = text(lines: 4_096, seed: 21)
+        var random = SplitMix64(seed: 22)
+        var ids: [(id: Int64, content: [UInt8])] = []
+        for index in 0..<1_000 {
+            let number = random.below(4_096)
+            content.replaceSubrange((number * 64)..<(number * 64 + 64), with: line(2_000_000 + index, &random))
+            let version = try #require(
+                try store.record(VersionInput(path: "f.txt", content: content, kind: .saved, who: "cli", time: Int64(index))))
+            if index.isMultiple(of: 97) { ids.append((version.id, content)) }
+        }
+        let deepest = try fixture.integer("SELECT max(depth) FROM contents")
+        #expect(deepest <= 16 + 7, "a version, then its hub, then hubs as skip-deltas: \(deepest) frames")
+        let deltas = try fixture.integer("SELECT sum(length(data)) FROM contents WHERE base IS NOT NULL")
+        let median = try fixture.integer(
+            "SELECT length(data) FROM contents WHERE base IS NOT NULL ORDER BY length(data) LIMIT 1 OFFSET 500")
+        #expect(deltas < 999 * median * 3, "average delta \(deltas / 999) bytes, a one-change delta \(median)")
+        for (id, expected) in ids { #expect(try store.content(of: id) == expected) }
+    }
+
     /// 200 versions of a 1 MiB text, each one line different from the one before.
     @Test func twoHundredVersionsOfAMebibyteCostAboutTheirChangesAndAllReadBackExactly() throws {
         let fixture = try HistoryFixture()
