@@ -30,11 +30,13 @@ import Glibc
 ///   references into the prefix, so a version one line different from the one before costs about
 ///   a line, not the file: the store grows with the changes, not with the file's size.
 /// - **Bounded chains.** Decoding a content means decoding its base first, and the base's base,
-///   down to a content compressed on its own (a keyframe, `depth` 0). A content whose depth would
-///   reach `keyframeInterval` is compressed against the ancestor half way up its chain instead
-///   (depth below `keyframeInterval / 2`), so reading any version decompresses fewer than
-///   `keyframeInterval` frames and the store pays one larger delta, not a whole keyframe: with a
-///   keyframe every K versions it was 4-6 times git's pack of the same versions.
+///   down to a content compressed on its own (a keyframe, `depth` 0). Every 16th version of a
+///   path is a hub, compressed against an earlier hub as skip-deltas go, so a chain is at most 15
+///   versions to a hub and then fewer hub steps than the binary digits of the hub's number (about
+///   24 frames at 10,000 versions). A content whose depth would still reach `keyframeInterval` is
+///   compressed against the ancestor half way up its chain instead. Keyframes every K versions
+///   made the store 4-6 times git's pack of the same versions; a fixed ancestor once a chain was
+///   full made every later delta grow (see `store`).
 /// - **Content addressing.** The same bytes are stored once whatever paths and versions hold them:
 ///   a file's version is found again by its digest and size, then its bytes are compared, so two
 ///   different contents whose digests collide are never merged. A repeat of a path's latest content
@@ -54,7 +56,8 @@ import Glibc
 public final class VersionStore {
     /// The database file's path, as given to `init`.
     public let path: String
-    /// A content whose chain would reach this depth goes back half way up the chain instead.
+    /// A content whose chain would reach this depth goes back half way up the chain instead (a
+    /// bound hubs keep chains well under).
     let keyframeInterval: Int
     /// The digest of a content; `ContentHash.of` but where a test injects a fault.
     let hash: ([UInt8]) -> UInt64
