@@ -21,6 +21,13 @@ struct ContentCache {
         self.capacity = capacity
     }
 
+    /// Forgets every content: after a rolled-back batch, whose ids the next contents will reuse.
+    mutating func removeAll() {
+        entries.removeAll()
+        order.removeAll()
+        bytes = 0
+    }
+
     /// The content's bytes, when kept; marks it the most recently used.
     mutating func bytes(of id: Int64) -> [UInt8]? {
         guard let content = entries[id] else { return nil }

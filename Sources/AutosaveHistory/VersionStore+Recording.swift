@@ -113,3 +113,21 @@ extension VersionStore {
         return (id, size, digest)
     }
 }
+
+extension VersionStore {
+    /// Runs `body`, its `record`s and other writes, as one transaction: one commit for many
+    /// versions (the baseline stores files 64 at a time). When `body` throws, nothing of it is
+    /// recorded.
+    ///
+    /// - Throws: what `body` throws; `HistoryError.sqlite` when the transaction cannot be begun or committed.
+    public func batch<Value>(_ body: () throws(HistoryError) -> Value) throws(HistoryError) -> Value {
+        do throws(HistoryError) {
+            return try transaction(.immediate, body)
+        } catch {
+            // The contents the batch recorded were kept in the cache under ids a rollback frees
+            // (AUTOINCREMENT's counter rolls back too): none may be found under them again.
+            cache.removeAll()
+            throw error
+        }
+    }
+}

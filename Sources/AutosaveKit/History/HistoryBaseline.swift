@@ -125,44 +125,68 @@ struct HistoryBaseline: Sendable {
         var failure: (path: String, error: HistoryError)?
     }
 
-    /// Stores each file of `paths` that history does not have as it is now.
+    /// Stores each file of `paths` that history does not have as it is now, `commitSize` files a
+    /// transaction: stamps looked up together, files read without the database, then re-stat'ed
+    /// and recorded under one commit (one commit a file cost most of the pass's time).
     private func store(_ paths: [String], isStopping: () -> Bool) -> BatchOutcome {
         var outcome = BatchOutcome()
-        for path in paths {
-            if isStopping() { break }
-            outcome.progress.files += 1
+        var start = 0
+        while start < paths.count, !isStopping() {
+            let chunk = Array(paths[start..<min(paths.count, start + Self.commitSize)])
+            start += chunk.count
             do throws(HistoryError) {
-                let stored = try database.withStore { store throws(HistoryError) in try store.stamp(of: path) }
-                if let stored, stored == stamp(of: path) {
-                    outcome.progress.skipped += 1
-                    continue
-                }
-                guard let version = files.readVersion(path) else { continue }
-                outcome.progress.bytes += Int64(version.bytes.count)
-                afterRead?(path)
-                let read = FileStamp(version.fingerprint)
-                let time = min(now(), read.modified / 1_000_000)
-                let isNew = try database.withStore { store throws(HistoryError) -> Bool in
-                    // Changed since it was read: the watcher reports that change, and the recorder
-                    // stores the new bytes; this version must not land after them.
-                    guard stamp(of: path) == read else { return false }
-                    let recorded = try store.record(
-                        VersionInput(path: path, content: version.bytes, kind: .baseline, who: "external", time: time))
-                    try store.setStamp(read, for: path)
-                    return recorded != nil
-                }
-                if isNew { outcome.progress.versions += 1 }
+                try store(chunk, into: &outcome.progress)
             } catch {
-                outcome.failure = (path, error)
-                break
+                outcome.failure = (chunk.first ?? "", error)
+                return outcome
             }
         }
         do throws(HistoryError) {
             try database.sync()
         } catch {
-            outcome.failure = outcome.failure ?? ("", error)
+            outcome.failure = ("", error)
         }
         return outcome
+    }
+
+    /// Files recorded in one transaction.
+    static let commitSize = 64
+
+    private func store(_ chunk: [String], into progress: inout Progress) throws(HistoryError) {
+        let stored = try database.withStore { store throws(HistoryError) -> [FileStamp?] in
+            var stamps: [FileStamp?] = []
+            for path in chunk { stamps.append(try store.stamp(of: path)) }
+            return stamps
+        }
+        var read: [(path: String, bytes: [UInt8], stamp: FileStamp)] = []
+        for (path, stamp) in zip(chunk, stored) {
+            progress.files += 1
+            if let stamp, stamp == self.stamp(of: path) {
+                progress.skipped += 1
+                continue
+            }
+            guard let version = files.readVersion(path) else { continue }
+            progress.bytes += Int64(version.bytes.count)
+            afterRead?(path)
+            read.append((path, version.bytes, FileStamp(version.fingerprint)))
+        }
+        guard !read.isEmpty else { return }
+        let now = now()
+        progress.versions += try database.withStore { store throws(HistoryError) -> Int in
+            try store.batch { () throws(HistoryError) -> Int in
+                var versions = 0
+                for file in read {
+                    // Changed since it was read: the watcher reports that change, and the recorder
+                    // stores the new bytes; this version must not land after them.
+                    guard stamp(of: file.path) == file.stamp else { continue }
+                    let time = min(now, file.stamp.modified / 1_000_000)
+                    let input = VersionInput(path: file.path, content: file.bytes, kind: .baseline, who: "external", time: time)
+                    if try store.record(input) != nil { versions += 1 }
+                    try store.setStamp(file.stamp, for: file.path)
+                }
+                return versions
+            }
+        }
     }
 
     /// The file's stamp now, by its name (not following a link at the end); nil when it is not a
