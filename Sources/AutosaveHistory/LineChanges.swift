@@ -33,7 +33,7 @@ struct LineChanges: Sendable, Equatable {
         }
     }
 
-    /// Whether `bytes` holds a NUL among its first `binaryProbeBytes`.
+    /// Whether `bytes` holds a NUL among its first `binaryProbeBytes`: binary, as git and diff judge.
     static func isBinary(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return false }

@@ -99,3 +99,10 @@ public struct VersionInput: Sendable {
         self.pid = pid
     }
 }
+
+/// What a content is, as history judges it.
+public enum ContentKind {
+    /// Whether `bytes` is binary: a NUL among its first 8000 bytes, as git and diff judge (such a
+    /// version has no line counts, and its own size cap, `history.maxBinaryBytes`).
+    public static func isBinary(_ bytes: [UInt8]) -> Bool { LineChanges.isBinary(bytes) }
+}

@@ -102,6 +102,26 @@ import Testing
         await harness.stop()
     }
 
+    @Test func aLargeBinaryIsNotRecordedASmallOneAndALargeTextAre() async throws {
+        let harness = try await WorkspaceHarness(configure: { $0.history.maxBinaryBytes = 4096 })
+        var large = [UInt8](repeating: UInt8(ascii: "x"), count: 8192)
+        large[10] = 0
+        try TemporaryDirectory.writeFile(harness.project.url("large.bin"), large)
+        try TemporaryDirectory.writeFile(harness.project.url("small.bin"), [0x89, 0x50, 0, 1])
+        try harness.project.write("large.txt", String(repeating: "a line of text\n", count: 600))
+        await harness.settleExternalChanges()
+        try await runBaseline(harness)
+        // And when they change from outside.
+        large[20] = 0
+        try TemporaryDirectory.writeFile(harness.project.url("large.bin"), large)
+        await harness.settleExternalChanges()
+        let history = try await history(harness)
+        await history.caughtUp()
+        let paths = Set(try await history.versions(at: "").map(\.path))
+        #expect(paths == ["small.bin", "large.txt"], "a binary over history.maxBinaryBytes is never recorded")
+        await harness.stop()
+    }
+
     @Test func offItStoresNothing() async throws {
         let harness = try await WorkspaceHarness(files: ["a.txt": "a\n"], configure: { $0.history.baseline = .off })
         await harness.workspace.finishStartUp()

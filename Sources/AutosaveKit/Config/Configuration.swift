@@ -70,6 +70,8 @@ public struct Configuration: Sendable, Equatable {
         public var enabled = true
         /// Files larger than this are not recorded (their versions are not kept).
         public var maxFileBytes = 1 << 20
+        /// Binary files (a NUL in their first 8000 bytes) larger than this are not recorded.
+        public var maxBinaryBytes = 256 << 10
         /// The database's size that pruning brings it under, oldest versions first.
         public var maxBytes = 1 << 30
         /// Versions older than this many days are dropped (a file's latest version excepted).

@@ -49,6 +49,9 @@ public enum ConfigurationSchema {
         integer(
             "history.maxFileBytes", \.history.maxFileBytes, 0...(1 << 34),
             help: "largest file whose versions are kept"),
+        integer(
+            "history.maxBinaryBytes", \.history.maxBinaryBytes, 0...(1 << 34),
+            help: "largest binary file (a NUL in its first 8000 bytes) whose versions are kept"),
         baselineChoice(
             "history.baseline", \.history.baseline,
             help: "store every file once after start-up, in the background (auto: trees up to 100,000 files and 2 GiB)"),

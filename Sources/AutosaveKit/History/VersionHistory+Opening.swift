@@ -18,7 +18,7 @@ extension VersionHistory {
         let resolver = PathResolver(root: configuration.root, stateDirectory: configuration.stateDirectoryInsideRoot)
         return VersionHistory(
             database: HistoryDatabase(path: configuration.stateDirectory + "/" + fileName),
-            files: HistoryFiles(resolver: resolver, maxFileBytes: settings.maxFileBytes), writers: writers, logger: logger, now: now)
+            files: HistoryFiles(resolver: resolver, maxFileBytes: settings.maxFileBytes, maxBinaryBytes: settings.maxBinaryBytes), writers: writers, logger: logger, now: now)
     }
 
     /// Opens the database, checked (`PRAGMA quick_check` reads every page: seconds on a large one
