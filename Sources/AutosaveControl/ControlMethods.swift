@@ -115,7 +115,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     /// `history`: the versions of a file or below a folder, or the removed files below a folder.
     private func history(_ request: HistoryMethod) async throws -> HistoryMethod.Result {
-        let path = request.path.isEmpty ? "" : try await workspace.resolve(request.path)
+        let path = try await workspace.resolveTree(request.path)
         let history = try await history()
         if request.isDeletedOnly {
             let deleted = try await history.deleted(below: path)
@@ -154,7 +154,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     /// `restoreDeleted`: every removed file below a folder written back, each as `restore`'s edit.
     private func restoreDeleted(_ request: RestoreDeletedMethod) async throws -> RestoreDeletedMethod.Result {
-        let folder = request.path.isEmpty ? "" : try await workspace.resolve(request.path)
+        let folder = try await workspace.resolveTree(request.path)
         let history = try await history()
         let removals = try await history.deleted(below: folder)
         var files: [EditedFile] = []
@@ -173,7 +173,12 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     /// `forget`: a file's versions (or a folder's files') and their bytes removed from history.
     private func forget(_ request: ForgetMethod) async throws -> ForgetMethod.Result {
-        let path = try await workspace.resolve(request.path)
+        let path = try await workspace.resolveTree(request.path)
+        guard !path.isEmpty else {
+            throw WorkspaceError.invalidPath(
+                path: request.path,
+                reason: "it is the root: to forget every version, stop the agent and delete its history.sqlite")
+        }
         return ForgetMethod.Result(try await history().forget(path))
     }
 

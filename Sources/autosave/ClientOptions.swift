@@ -2,7 +2,6 @@ import ArgumentParser
 import AutosaveControl
 import AutosaveKit
 import ByteNames
-import ByteNames
 import FoundationEssentials
 import Glibc
 
@@ -98,8 +97,12 @@ struct ClientOptions: ParsableArguments {
     /// the agent resolves symbolic links and `..` as the kernel does (a relative link against its
     /// own folder). Foundation's `standardizingPath` resolved a relative link against the current
     /// directory instead, and sent writes to the wrong file.
+    ///
+    /// Only `.` components and repeated or trailing slashes are dropped, which mean nothing on any
+    /// file system: `autosave history .` in a folder names that folder (`..` is left to the agent).
     static func absolute(_ path: String) -> String {
-        path.isAbsolutePath ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = path.isAbsolutePath ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return "/" + absolute.pathComponents.filter { !$0.utf8.elementsEqual(".".utf8) }.joined(separator: "/")
     }
 }
 

@@ -97,10 +97,8 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let deleted {
-            // `DIR/` as a shell completes it names the folder.
-            var name = Substring(deleted)
-            while name.count > 1, name.last == "/" { name.removeLast() }
-            let folder = ClientOptions.absolute(String(name))
+            // `DIR/` as a shell completes it names the folder: `absolute` drops the slash.
+            let folder = ClientOptions.absolute(deleted)
             let restored = try await client.call(RestoreDeletedMethod(path: folder)).files
             guard !restored.isEmpty else {
                 printError("nothing to bring back: no file removed below \(deleted) is in history (`autosave history --deleted \(deleted)`)")

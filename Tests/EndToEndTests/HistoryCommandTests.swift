@@ -83,6 +83,9 @@ import Testing
         let listed = try await client(["history", "--deleted", "src"], in: project)
         #expect(listed.stdout.contains("src/main.c") && listed.stdout.contains("src/lib/util.c"), "\(listed.stdout)\(listed.stderr)")
 
+        // The root named as `.` is the whole tree, as no path is.
+        let everywhere = try await client(["history", "--deleted", "."], in: project)
+        #expect(everywhere.status == 0 && everywhere.stdout.contains("src/main.c"), "\(everywhere.stdout)\(everywhere.stderr)")
         let restored = try await client(["restore", "--deleted", "src/"], in: project)
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stdout.split(separator: "\n").count == 2, "one line per file brought back: \(restored.stdout)")

@@ -56,6 +56,7 @@ import Testing
         #expect(outside.stderr.contains("/etc/passwd is outside the root"), "\(outside.stderr)")
         let root = try await client(["history", "--forget", "."], in: project)
         #expect(root.status == 1, "\(root.stdout)\(root.stderr)")
+        #expect(root.stderr.contains("it is the root"), "the refusal says why: \(root.stderr)")
         let bare = try await client(["history", "--forget"], in: project)
         #expect(bare.status == 2, "--forget without PATH is a usage error")
         agent.signal(SIGTERM)

@@ -239,6 +239,17 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Throws: `WorkspaceError.invalidPath` naming what is wrong with it.
     public func resolve(_ path: String) throws(WorkspaceError) -> String { try normalize(path) }
 
+    /// `path` relative to the root as `resolve` gives it, but "" for the root itself (`.`, the
+    /// root's absolute path, with or without a trailing slash): for what takes a whole tree too
+    /// (`history`, `restoreDeleted`), where `resolve` refuses the root as no file.
+    ///
+    /// - Throws: as `resolve`.
+    public func resolveTree(_ path: String) throws(WorkspaceError) -> String {
+        if path.isEmpty { return "" }
+        if path.isAbsolutePath, let physical = PhysicalPath.of(path), physical == root || physical == rootPrefix { return "" }
+        return try normalize(path)
+    }
+
     /// The buffer's bytes (nil when the buffer deletes its file) and revision.
     public func read(_ path: String) async throws(WorkspaceError) -> (content: [UInt8]?, revision: Int) {
         let (text, revision) = try await readText(path)
