@@ -158,17 +158,24 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         let history = try await history()
         let removals = try await history.deleted(below: folder)
         var files: [EditedFile] = []
+        var refused: [RestoreDeletedMethod.Refusal] = []
         var edits: [AcceptedEdit] = []
         for removal in removals {
             // The removal holds no content of its own: the version before it is what it removed.
             guard let content = try await history.content(of: removal.path, at: .back(1)).content else { continue }
-            let edit = try await workspace.accept(removal.path, content, createParents: true)
-            workspace.announceEdit(of: removal.path, revision: edit.revision, by: "restore")
-            files.append(EditedFile(path: removal.path, revision: edit.revision))
-            edits.append(edit)
+            do {
+                let edit = try await workspace.accept(removal.path, content, createParents: true)
+                workspace.announceEdit(of: removal.path, revision: edit.revision, by: "restore")
+                files.append(EditedFile(path: removal.path, revision: edit.revision))
+                edits.append(edit)
+            } catch {
+                // One file that cannot come back (a link out of the root where its folder was, a
+                // file too large) does not keep the others: it is named in the answer.
+                refused.append(RestoreDeletedMethod.Refusal(path: removal.path, reason: "\(error)"))
+            }
         }
         for edit in edits { try await edit.waitUntilDurable() }
-        return RestoreDeletedMethod.Result(files: files)
+        return RestoreDeletedMethod.Result(files: files, refused: refused)
     }
 
     /// `forget`: a file's versions (or a folder's files') and their bytes removed from history.

@@ -52,6 +52,13 @@ struct RPCParams {
         return items
     }
 
+    /// The array at `key`; nil when it is absent or null.
+    func optionalArray(_ key: String) throws(RPCError) -> [JSONValue]? {
+        guard let value = value(key), value != .null else { return nil }
+        guard case .array(let items) = value else { throw .invalidParams("`\(key)` must be an array, got \(value.kindDescription)") }
+        return items
+    }
+
     func strings(_ key: String) throws(RPCError) -> [String] {
         guard let strings = try optionalStrings(key) else { throw .invalidParams("missing `\(key)` (an array of strings)") }
         return strings

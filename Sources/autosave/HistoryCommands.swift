@@ -99,12 +99,14 @@ struct RestoreCommand: AsyncParsableCommand {
         if let deleted {
             // `DIR/` as a shell completes it names the folder: `absolute` drops the slash.
             let folder = ClientOptions.absolute(deleted)
-            let restored = try await client.call(RestoreDeletedMethod(path: folder)).files
-            guard !restored.isEmpty else {
+            let answer = try await client.call(RestoreDeletedMethod(path: folder))
+            guard !answer.files.isEmpty || !answer.refused.isEmpty else {
                 printError("nothing to bring back: no file removed below \(deleted) is in history (`autosave history --deleted \(deleted)`)")
                 throw ExitStatus.failure
             }
-            for file in restored { print(file.json.jsonText) }
+            for file in answer.files { print(file.json.jsonText) }
+            for refusal in answer.refused { printError("not brought back: \(refusal.path): \(refusal.reason)") }
+            if !answer.refused.isEmpty { throw ExitStatus.failure }
             return
         }
         guard let version else { return }

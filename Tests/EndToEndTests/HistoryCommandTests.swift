@@ -147,6 +147,33 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    /// The adversary's case: where a removed folder was, a link out of the root now stands. The
+    /// file below it is not written through the link, and the others still come back.
+    @Test func restoreDeletedBringsBackWhatItCanAndNamesWhatALinkBlocks() async throws {
+        let project = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        try project.write("src/a.txt", "a\n")
+        try project.write("src/sub/b.txt", "b\n")
+        let agent = try await AgentProcess.started(on: project)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "history-baseline state=done") {
+            $0.contains("history-baseline") && $0.contains("state=done")
+        }
+        try runTool("/bin/rm", ["-rf", project.url("src/sub"), project.url("src/a.txt")])
+        #expect(try await client(["sync"], in: project).status == 0)
+        try FileManager.default.createSymbolicLink(atPath: project.url("src/sub"), withDestinationPath: outside.path)
+        #expect(try await client(["sync"], in: project).status == 0)
+
+        let restored = try await client(["restore", "--deleted", "src"], in: project)
+        #expect(restored.status == 1, "one file could not come back: \(restored.stdout)\(restored.stderr)")
+        #expect(restored.stdout.contains("src/a.txt"))
+        #expect(restored.stderr.contains("not brought back: src/sub/b.txt"), "\(restored.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written through the link")
+        #expect(try await client(["save", "src/a.txt"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("src/a.txt"), encoding: .utf8) == "a\n")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aRemovedFileIsListedAndBroughtBack() async throws {
         let project = try TemporaryDirectory()
         try project.write("src/keep.txt", "keep\n")
