@@ -347,10 +347,12 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // (Looked up from the root's descriptor: the root may have been renamed meanwhile.)
         let root = rootDescriptor
         var holders: [(name: String, writer: WritingProcess)] = []
+        let named = writersSeen
         let isHeld = { (name: String) -> Bool in
             guard root >= 0, OpenWriters.isHeld(name, in: root, lookingAgain: false) else { return false }
-            // Held: the one moment the writer can be named, for history (a look at every process).
-            if let writer = OpenWriters.writers(of: name, in: root).first { holders.append((name, writer)) }
+            // Held: the one moment the writer can be named, for history. A look at every process,
+            // so once per burst: a log held open for good is not looked for again at its cap.
+            if named[name] == nil, let writer = OpenWriters.writers(of: name, in: root).first { holders.append((name, writer)) }
             return true
         }
         let bursts = settler.takeDue(at: now, isHeld: isHeld)
