@@ -246,7 +246,7 @@ public actor Workspace<C: Clock> where C.Duration == Duration {
     /// - Throws: as `resolve`.
     public func resolveTree(_ path: String) throws(WorkspaceError) -> String {
         if path.isEmpty { return "" }
-        if path.isAbsolutePath, let physical = PhysicalPath.of(path), physical == root || physical == rootPrefix { return "" }
+        if path.isAbsolutePath, let physical = PhysicalPath.of(path), physical.isSameName(as: root) || physical.isSameName(as: rootPrefix) { return "" }
         return try normalize(path)
     }
 
