@@ -204,8 +204,10 @@ class Checks:
         disk = self.disk_bytes(path)
         if disk is None:
             return
-        versions = rpc(self.project, "history", path=path, limit=1)["versions"]
-        latest = versions[0] if versions else None
+        # A conflict copy is a version of the file that was never on disk at its path: the file's
+        # latest is the newest of the others.
+        versions = rpc(self.project, "history", path=path, limit=16)["versions"]
+        latest = next((v for v in versions if v["kind"] != "conflict-copy"), None)
         found = history_content(self.project, path, latest["version"]) if latest else None
         self.counts["history latest versions checked"] += 1
         if found != disk:

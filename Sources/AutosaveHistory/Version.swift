@@ -14,7 +14,9 @@ public enum VersionKind: String, Sendable, CaseIterable, Codable {
     case baseline
     /// A restore from history wrote it.
     case restored
-    /// The agent wrote a conflict copy; `from` is where the copy is.
+    /// The agent wrote a conflict copy; `from` is where the copy is, `parent` the version of the
+    /// file its bytes came from. A copy is a version of the file that is not on disk at its path:
+    /// it is never the file's latest (`@-N`, tombstones, retention's "latest" all skip copies).
     case conflictCopy = "conflict-copy"
 }
 
@@ -46,10 +48,15 @@ public struct Version: Sendable, Equatable, Codable {
     public var added: Int?
     /// Lines removed against the version before it; nil when `added` is.
     public var removed: Int?
+    /// For `conflictCopy`: the id of the file's version the copy's bytes came from (the version
+    /// the losing edits were made on, or the outside change the copy keeps); nil when history has
+    /// none (a file never stored, or a version pruned since).
+    public var parent: Int64?
 
     public init(
         id: Int64, path: String, time: Int64, who: String, kind: VersionKind, size: Int?, from: String? = nil,
-        program: String? = nil, pid: Int32? = nil, digest: UInt64?, added: Int? = nil, removed: Int? = nil
+        program: String? = nil, pid: Int32? = nil, digest: UInt64?, added: Int? = nil, removed: Int? = nil,
+        parent: Int64? = nil
     ) {
         self.id = id
         self.path = path
@@ -63,6 +70,7 @@ public struct Version: Sendable, Equatable, Codable {
         self.digest = digest
         self.added = added
         self.removed = removed
+        self.parent = parent
     }
 }
 
@@ -84,10 +92,13 @@ public struct VersionInput: Sendable {
     public var program: String? = nil
     /// The writing program's process id, when the agent saw it.
     public var pid: Int32? = nil
+    /// For `conflictCopy`: the bytes the copy came from; the path's latest version holding them
+    /// (a copy excepted) becomes the version's `parent`.
+    public var parentContent: [UInt8]? = nil
 
     public init(
         path: String, content: [UInt8]?, kind: VersionKind, who: String, time: Int64, from: String? = nil,
-        program: String? = nil, pid: Int32? = nil
+        program: String? = nil, pid: Int32? = nil, parentContent: [UInt8]? = nil
     ) {
         self.path = path
         self.content = content
@@ -97,6 +108,7 @@ public struct VersionInput: Sendable {
         self.from = from
         self.program = program
         self.pid = pid
+        self.parentContent = parentContent
     }
 }
 

@@ -6,9 +6,9 @@ extension VersionStore {
     /// our path is recognised as not ours instead of being written into.
     static let applicationID: Int64 = 0x4153_5648
     /// `PRAGMA user_version` of the schema this code reads and writes.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
 
-    /// The tables and indexes of schema version 2 (see the type's documentation).
+    /// The tables and indexes of schema version 3 (see the type's documentation).
     ///
     /// The indexes on `contents(base)` and `versions(content)` let a content be deleted (pruning,
     /// `--forget`) without SQLite's foreign-key check scanning both tables for each one.
@@ -34,7 +34,8 @@ extension VersionStore {
             program TEXT NULL,
             pid INTEGER NULL,
             added INTEGER NULL,
-            removed INTEGER NULL
+            removed INTEGER NULL,
+            parent INTEGER NULL
         );
         CREATE INDEX versions_by_path ON versions(path, id);
         CREATE INDEX versions_by_content ON versions(content);
@@ -48,6 +49,14 @@ extension VersionStore {
         ALTER TABLE versions ADD COLUMN added INTEGER NULL;
         ALTER TABLE versions ADD COLUMN removed INTEGER NULL;
         PRAGMA user_version = 2;
+        """
+
+    /// What brings a database of schema version 2 to version 3: a conflict copy's link to the
+    /// version it came from (version 2 recorded no copies). A plain integer, not a foreign key:
+    /// pruning the parent leaves the copy, whose link then leads nowhere and reads as unknown.
+    static let migrationFrom2 = """
+        ALTER TABLE versions ADD COLUMN parent INTEGER NULL;
+        PRAGMA user_version = 3;
         """
 
     /// Opens the database at `path`, checked and ready: an existing one whole and ours, a new one
@@ -131,11 +140,11 @@ extension VersionStore {
             guard owner == applicationID else {
                 throw .corrupt(path: path, detail: "it is another program's SQLite database (application_id \(owner))")
             }
-            guard version == schemaVersion || version == 1 else {
+            guard (1...schemaVersion).contains(version) else {
                 throw .corrupt(
                     path: path,
                     detail:
-                        "its schema version \(version) is not one this autosave knows (\(schemaVersion), or 1, which it upgrades); a newer one wrote it?"
+                        "its schema version \(version) is not one this autosave knows (\(schemaVersion), or an older one, which it upgrades); a newer one wrote it?"
                 )
             }
         }
@@ -157,9 +166,12 @@ extension VersionStore {
         try execute(database, "PRAGMA journal_size_limit = \(1 << 20); PRAGMA wal_autocheckpoint = 256")
         if isEmpty {
             try database.transaction(.immediate) { () throws(HistoryError) in try execute(database, schema) }
-        } else if version == 1 {
-            // In one transaction: a crash half way leaves version 1, whole, to be migrated next time.
-            try database.transaction(.immediate) { () throws(HistoryError) in try execute(database, migrationFrom1) }
+        } else if version < schemaVersion {
+            // In one transaction: a crash half way leaves the old version, whole, to be migrated next time.
+            let steps = [migrationFrom1, migrationFrom2].dropFirst(Int(version) - 1)
+            try database.transaction(.immediate) { () throws(HistoryError) in
+                for step in steps { try execute(database, step) }
+            }
         }
         try execute(database, stampsSchema)
     }

@@ -147,11 +147,14 @@ extension VersionStore {
     private func scheduleStep(
         after: String, policy: RetentionPolicy, now: Int64
     ) throws(HistoryError) -> (last: String, drops: [Int64])? {
-        typealias Row = (path: String, entry: RetentionPolicy.Entry)
+        typealias Row = (path: String, entry: RetentionPolicy.Entry, isCopy: Bool)
         func row(_ row: SQLiteStatement) -> Row {
-            (row.text(at: 0), RetentionPolicy.Entry(id: row.int64(at: 1), time: row.int64(at: 2), isMove: row.int64(at: 3) != 0))
+            (
+                row.text(at: 0), RetentionPolicy.Entry(id: row.int64(at: 1), time: row.int64(at: 2), isMove: row.int64(at: 3) != 0),
+                row.int64(at: 4) == 0
+            )
         }
-        let columns = "path, id, time, kind = '\(VersionKind.moved.rawValue)'"
+        let columns = "path, id, time, kind = '\(VersionKind.moved.rawValue)', \(Self.isOnDisk)"
         var batch = try rows(
             "SELECT \(columns) FROM versions WHERE path > ? ORDER BY path, id LIMIT ?",
             [.text(after), .integer(Int64(Self.scheduleRowsPerStep))], row)
@@ -170,7 +173,11 @@ extension VersionStore {
         while start < batch.endIndex {
             let path = batch[start].path
             let end = batch[start...].firstIndex { !Self.isSamePath($0.path, path) } ?? batch.endIndex
-            drops += policy.drops(batch[start..<end].map(\.entry), now: now)
+            // Conflict copies are a schedule of their own: a copy newer than the file's latest
+            // version, in the same hour, must not be the one the file's schedule keeps.
+            let versions = batch[start..<end]
+            drops += policy.drops(versions.filter { !$0.isCopy }.map(\.entry), now: now)
+            drops += policy.drops(versions.filter(\.isCopy).map(\.entry), now: now)
             start = end
         }
         return (batch.last?.path ?? last.path, drops)
@@ -184,13 +191,13 @@ extension VersionStore {
     }
 
     /// Every version in the order the cap drops them: first those that are neither their path's
-    /// latest nor a young tombstone, then those, each group oldest first.
+    /// latest (a conflict copy never is) nor a young tombstone, then those, each group oldest first.
     private func capVictims(policy: RetentionPolicy, now: Int64) throws(HistoryError) -> [PrunePass.Victim] {
         let youngSince = now - Int64(policy.youngTombstoneDays) * RetentionPolicy.day
         return try rows(
             """
             SELECT v.id, coalesce(length(c.data), 0),
-                v.id = (SELECT max(w.id) FROM versions AS w WHERE w.path = v.path)
+                v.id = (SELECT max(w.id) FROM versions AS w WHERE w.path = v.path AND w.\(Self.isOnDisk))
                     OR (v.kind = ? AND v.time > ?) AS isLast
             FROM versions AS v LEFT JOIN contents AS c ON c.id = v.content
             ORDER BY isLast, v.time, v.id

@@ -10,7 +10,7 @@ extension VersionStore {
 
     /// The columns `storedVersion(_:)` reads, from `versionSource`.
     static let versionColumns =
-        "v.id, v.path, v.time, v.who, v.kind, v.content, v.from_path, v.program, v.pid, c.size, c.digest, c.depth, v.added, v.removed"
+        "v.id, v.path, v.time, v.who, v.kind, v.content, v.from_path, v.program, v.pid, c.size, c.digest, c.depth, v.added, v.removed, v.parent"
     static let versionSource = "versions AS v LEFT JOIN contents AS c ON c.id = v.content"
 
     // MARK: - Listing
@@ -71,7 +71,7 @@ extension VersionStore {
         return try rows(
             """
             SELECT \(Self.versionColumns) FROM \(Self.versionSource)
-            WHERE v.id IN (SELECT max(id) FROM versions WHERE \(condition) GROUP BY path) AND v.kind = ?
+            WHERE v.id IN (SELECT max(id) FROM versions WHERE \(condition) AND \(Self.isOnDisk) GROUP BY path) AND v.kind = ?
             ORDER BY v.id DESC
             """,
             arguments + [.text(VersionKind.removed.rawValue)], storedVersion
@@ -87,7 +87,8 @@ extension VersionStore {
         )?.version
     }
 
-    /// The latest version recorded at `path` (a tombstone when it was removed last); nil when none.
+    /// The latest version recorded at `path` (a tombstone when it was removed last), a conflict
+    /// copy never; nil when none.
     ///
     /// Unlike `versions(of:)` it does not follow moves: a path's latest version is its own.
     /// - Throws: `HistoryError.sqlite` or `.corrupt` when the database cannot be read.
@@ -116,12 +117,18 @@ extension VersionStore {
 
     // MARK: - Helpers
 
-    /// The latest version recorded at `path`, with its content's row.
+    /// The latest version recorded at `path` (a conflict copy never: it was not the file), with
+    /// its content's row.
     func latestStored(of path: String) throws(HistoryError) -> StoredVersion? {
         try firstRow(
-            "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE v.path = ? ORDER BY v.id DESC LIMIT 1",
+            "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE v.path = ? AND \(Self.isOnDisk) ORDER BY v.id DESC LIMIT 1",
             [.text(path)], storedVersion)
     }
+
+    /// A condition on a `versions` row (unqualified `kind`, which every query here names
+    /// unambiguously) that holds for every version but a conflict copy: the versions that were,
+    /// at their time, what the file held.
+    static let isOnDisk = "kind <> '\(VersionKind.conflictCopy.rawValue)'"
 
     /// The version in the current row of a statement that selected `versionColumns`.
     ///
@@ -141,7 +148,8 @@ extension VersionStore {
             pid: row.isNull(at: 8) ? nil : Int32(truncatingIfNeeded: row.int64(at: 8)),
             digest: hasContent ? UInt64(bitPattern: row.int64(at: 10)) : nil,
             added: row.isNull(at: 12) ? nil : Int(row.int64(at: 12)),
-            removed: row.isNull(at: 13) ? nil : Int(row.int64(at: 13)))
+            removed: row.isNull(at: 13) ? nil : Int(row.int64(at: 13)),
+            parent: row.isNull(at: 14) ? nil : row.int64(at: 14))
         return StoredVersion(
             version: version, content: hasContent ? row.int64(at: 5) : nil,
             depth: hasContent ? Int(row.int64(at: 11)) : nil)

@@ -44,22 +44,23 @@ extension VersionStore {
                 content = kept
             }
             let changes = try lineChanges(for: input, content: content?.id, latest: latest)
+            let parent = try parentVersion(of: input)
             try run(
                 """
-                INSERT INTO versions(path, time, who, kind, content, from_path, program, pid, added, removed)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO versions(path, time, who, kind, content, from_path, program, pid, added, removed, parent)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(input.path), .integer(input.time), .text(input.who), .text(input.kind.rawValue),
                     SQLiteValue(content?.id), SQLiteValue(input.from), SQLiteValue(input.program),
                     SQLiteValue(input.pid.map(Int64.init)), SQLiteValue(changes.map { Int64($0.added) }),
-                    SQLiteValue(changes.map { Int64($0.removed) }),
+                    SQLiteValue(changes.map { Int64($0.removed) }), SQLiteValue(parent),
                 ])
             let version = Version(
                 id: try connection().lastInsertRowID, path: input.path, time: input.time, who: input.who,
                 kind: input.kind,
                 size: content?.size, from: input.from, program: input.program, pid: input.pid, digest: content?.digest,
-                added: changes?.added, removed: changes?.removed)
+                added: changes?.added, removed: changes?.removed, parent: parent)
             return (version, added)
         }
         guard let outcome else { return nil }
@@ -93,6 +94,20 @@ extension VersionStore {
             guard case .compression = error else { throw error }
             return nil
         }
+    }
+
+    /// A conflict copy's parent: the path's latest version holding the bytes the copy came from,
+    /// a copy or a tombstone excepted (a tombstone keeps the bytes, the file did not hold them
+    /// then); nil for any other kind, or when history holds none (the file's version was never
+    /// stored, or was pruned).
+    private func parentVersion(of input: VersionInput) throws(HistoryError) -> Int64? {
+        guard input.kind == .conflictCopy, let bytes = input.parentContent,
+            let content = try existingContent(bytes, digest: hash(bytes), likely: nil)
+        else { return nil }
+        return try firstRow(
+            "SELECT id FROM versions WHERE path = ? AND content = ? AND \(Self.isOnDisk) AND kind <> ? ORDER BY id DESC LIMIT 1",
+            [.text(input.path), .integer(content), .text(VersionKind.removed.rawValue)]
+        ) { (row: SQLiteStatement) throws(HistoryError) in row.int64(at: 0) }
     }
 
     /// The content a version recorded without bytes keeps: a tombstone the path's latest, a move

@@ -11,13 +11,18 @@ import Glibc
 ///         index (digest, size), index (base)
 ///     versions(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, time INTEGER, who TEXT, kind TEXT,
 ///              content INTEGER NULL REFERENCES contents(id), from_path TEXT NULL, program TEXT NULL,
-///              pid INTEGER NULL, added INTEGER NULL, removed INTEGER NULL)
+///              pid INTEGER NULL, added INTEGER NULL, removed INTEGER NULL, parent INTEGER NULL)
 ///         index (path, id), index (content)
 ///
 /// `PRAGMA application_id` marks the file as ours and `PRAGMA user_version` is the schema's
-/// version (2): another program's database, or a version this code does not know, is `corrupt`,
-/// never read as if it were this one. A version 1 database (without `added` and `removed`) is
-/// brought to version 2 when opened; its versions keep null counts.
+/// version (3): another program's database, or a version this code does not know, is `corrupt`,
+/// never read as if it were this one. An older database is brought to version 3 when opened: a
+/// version 1 one (without `added` and `removed`) keeps null counts for its versions, a version 2
+/// one (without `parent`, which only conflict copies have) none to fill in.
+///
+/// A `conflict-copy` version is a version of its file that was never on disk at its path (the
+/// bytes are in the agent's conflicts folder): every "latest version of a path" here, which the
+/// agent reads as "what the file holds", skips copies.
 ///
 /// `added` and `removed` are the lines a version added and removed against the version before it
 /// (`LineChanges`), counted when it is recorded, with the previous content at hand (usually in the

@@ -155,7 +155,7 @@ struct VersionLine {
             [
                 String(version.id), Self.localTime(version.time) + " (" + Self.ago(now - version.time) + ")",
                 version.who + (version.program.map { " (\($0)\(version.pid.map { " \($0)" } ?? ""))" } ?? ""),
-                version.kind.rawValue + (version.from.map { " from \($0)" } ?? ""), size,
+                version.kind.rawValue + (version.parent.map { " of \($0)" } ?? "") + (version.from.map { " from \($0)" } ?? ""), size,
             ] + lines + [version.path]
         ).joined(separator: "  ")
     }

@@ -45,7 +45,7 @@ import Testing
         try Self.makeVersion1Database(at: fixture.path, holding: old)
 
         let store = try fixture.open()
-        #expect(try fixture.integer("PRAGMA user_version") == 2)
+        #expect(try fixture.integer("PRAGMA user_version") == 3)
         #expect(
             try fixture.texts(
                 "SELECT name FROM pragma_table_info('versions') WHERE name IN ('added', 'removed') ORDER BY name") == [

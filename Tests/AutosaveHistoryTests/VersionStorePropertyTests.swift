@@ -18,11 +18,21 @@ import Testing
             var kind: VersionKind
             var content: [UInt8]?
             var from: String?
+            var parent: Int64?
         }
 
         var entries: [Entry] = []
 
-        func latest(_ path: String) -> Entry? { entries.last { $0.path == path } }
+        /// What the file at `path` last held: a conflict copy never was the file.
+        func latest(_ path: String) -> Entry? { entries.last { $0.path == path && $0.kind != .conflictCopy } }
+
+        /// The version a conflict copy of `path` that came from `bytes` is linked to.
+        func parent(of path: String, bytes: [UInt8]?) -> Int64? {
+            guard let bytes else { return nil }
+            return entries.last {
+                $0.path == path && $0.content == bytes && $0.kind != .conflictCopy && $0.kind != .removed
+            }?.id
+        }
 
         /// The content a version recorded from `input` has, or nil for `repeat` when it is none.
         func outcome(of input: VersionInput) -> (isRepeat: Bool, content: [UInt8]?) {
@@ -111,6 +121,9 @@ import Testing
                 version.kind = .conflictCopy
                 version.from = path + ".conflict"
                 version.content = Self.edit(previous, &random)
+                // The buffer's base (the file's latest), or an older version, or bytes history never had.
+                let earlier = model.entries.filter { $0.path == path }.compactMap(\.content)
+                version.parentContent = [previous, earlier.isEmpty ? [] : earlier[random.below(earlier.count)], [7, 7]][random.below(3)]
             case 88..<95:
                 version.kind = .modified
                 version.who = "external"
@@ -130,14 +143,19 @@ import Testing
             #expect(made.id > (model.entries.last?.id ?? 0))
             #expect(made.size == expected.content?.count, "\(label), step \(step)")
             #expect(made.digest == expected.content.map(store.hash), "\(label), step \(step)")
+            let parent = version.kind == .conflictCopy ? model.parent(of: path, bytes: version.parentContent) : nil
+            #expect(made.parent == parent, "\(label), step \(step): the copy's parent")
             model.entries.append(
-                .init(id: made.id, path: path, kind: version.kind, content: expected.content, from: version.from))
+                .init(
+                    id: made.id, path: path, kind: version.kind, content: expected.content, from: version.from, parent: parent))
         }
 
         for entry in model.entries {
             #expect(try store.content(of: entry.id) == entry.content, "\(label): content of version \(entry.id)")
             let version = try #require(try store.version(entry.id))
-            #expect(version.path == entry.path && version.kind == entry.kind && version.from == entry.from, "\(label)")
+            #expect(
+                version.path == entry.path && version.kind == entry.kind && version.from == entry.from
+                    && version.parent == entry.parent, "\(label)")
         }
         for path in Self.paths {
             #expect(try store.versions(of: path).map(\.id) == model.history(of: path), "\(label): history of \(path)")

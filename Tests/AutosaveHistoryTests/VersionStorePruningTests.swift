@@ -16,28 +16,38 @@ import Testing
 
     /// The schedule written out from its definition: a version is kept when it is its path's
     /// latest, younger than an hour, a move within the maximum age, or no newer version of its
-    /// path shares its hour, day or week (by its age), floor-divided from the epoch.
+    /// path shares its hour, day or week (by its age), floor-divided from the epoch. A path's
+    /// conflict copies are a schedule of their own, so a copy is never the file's latest.
     static func modelKeeps(_ versions: [Version], now: Int64, maxAgeDays: Int) -> Set<Int64> {
         var kept = Set<Int64>()
         for path in Set(versions.map(\.path)) {
-            let own = versions.filter { $0.path == path }
-            let latest = own.map(\.id).max()
-            for version in own {
-                let age = now - version.time
-                if version.id == latest || age < hour {
-                    kept.insert(version.id)
-                    continue
-                }
-                if age >= Int64(maxAgeDays) * day { continue }
-                if version.kind == .moved {
-                    kept.insert(version.id)
-                    continue
-                }
-                let length = Double(age < day ? hour : age < 30 * day ? day : 7 * day)
-                let bucket = { (time: Int64) in (Double(time) / length).rounded(.down) }
-                if !own.contains(where: { $0.id > version.id && bucket($0.time) == bucket(version.time) }) {
-                    kept.insert(version.id)
-                }
+            for isCopy in [false, true] {
+                let own = versions.filter { $0.path == path && ($0.kind == .conflictCopy) == isCopy }
+                kept.formUnion(scheduleKeeps(own, now: now, maxAgeDays: maxAgeDays))
+            }
+        }
+        return kept
+    }
+
+    /// `modelKeeps` for the versions of one schedule: one path's, copies or not.
+    static func scheduleKeeps(_ own: [Version], now: Int64, maxAgeDays: Int) -> Set<Int64> {
+        var kept = Set<Int64>()
+        let latest = own.map(\.id).max()
+        for version in own {
+            let age = now - version.time
+            if version.id == latest || age < hour {
+                kept.insert(version.id)
+                continue
+            }
+            if age >= Int64(maxAgeDays) * day { continue }
+            if version.kind == .moved {
+                kept.insert(version.id)
+                continue
+            }
+            let length = Double(age < day ? hour : age < 30 * day ? day : 7 * day)
+            let bucket = { (time: Int64) in (Double(time) / length).rounded(.down) }
+            if !own.contains(where: { $0.id > version.id && bucket($0.time) == bucket(version.time) }) {
+                kept.insert(version.id)
             }
         }
         return kept
@@ -65,6 +75,10 @@ import Testing
             switch random.below(10) {
             case 0:
                 version.kind = .removed
+            case 2 where contents[path] != nil:
+                version.kind = .conflictCopy
+                version.from = path + ".copy"
+                version.content = (contents[path] ?? []) + line(random.below(1000), &random)
             case 1:
                 let from = paths[random.below(paths.count)]
                 version.kind = .moved
@@ -76,7 +90,7 @@ import Testing
                 version.content = lines
             }
             guard let made = try store.record(version) else { continue }
-            if let bytes = version.content { contents[path] = bytes }
+            if let bytes = version.content, version.kind != .conflictCopy { contents[path] = bytes }
             recorded[made.id] = try store.content(of: made.id)
         }
         return recorded

@@ -53,6 +53,45 @@ import Testing
         await harness.stop()
     }
 
+    @Test func aConflictCopyIsAVersionOfTheFileLinkedToTheVersionItsEditsWereMadeOn() async throws {
+        let harness = try await WorkspaceHarness(files: ["src/a.txt": "line\n"])
+        _ = try await harness.write("src/a.txt", "mine\n")
+        harness.workspace.announceEdit(of: "src/a.txt", revision: 1, by: "nvim:41")
+        try harness.project.write("src/a.txt", "theirs\n")
+        await harness.settleExternalChanges()
+        let copy = try #require(harness.logged("conflict").first?.fields["copy"])
+        let history = try await history(harness)
+        let versions = try await history.versions(at: "src/a.txt")
+        #expect(versions.map(\.kind) == [.conflictCopy, .modified, .baseline])
+        let kept = try #require(versions.first)
+        #expect(kept.parent == versions.last?.id, "the edits in the copy were made on the version the buffer read")
+        #expect(kept.from == copy, "it names the copy as the log does")
+        #expect(kept.who == "nvim:41", "the copy holds nvim's edits")
+        #expect(try await history.content(of: "src/a.txt", at: .id(kept.id)).content == Array("mine\n".utf8))
+        // `-N` counts what the file held: the copy never was the file.
+        #expect(try await history.content(of: "src/a.txt", at: .back(0)).content == Array("theirs\n".utf8))
+        #expect(try await history.content(of: "src/a.txt", at: .back(1)).content == Array("line\n".utf8))
+        // The buffer took the disk's version: its next save names only who edits it from now on.
+        _ = try await harness.write("src/a.txt", "theirs, edited\n")
+        harness.workspace.announceEdit(of: "src/a.txt", revision: 3, by: "cli")
+        try await harness.workspace.save(["src/a.txt"])
+        #expect(try await history.versions(at: "src/a.txt").first.map { [$0.kind.rawValue, $0.who] } == ["saved", "cli"])
+        await harness.stop()
+    }
+
+    @Test func aCopyOfTheDiskKeptAsideByTheBufferIsTheOutsideChangesOwnVersion() async throws {
+        let harness = try await WorkspaceHarness(files: ["a.txt": "line\n"]) { $0.conflicts.keep = .buffer }
+        _ = try await harness.write("a.txt", "mine\n")
+        try harness.project.write("a.txt", "theirs\n")
+        await harness.settleExternalChanges()
+        let history = try await history(harness)
+        let versions = try await history.versions(at: "a.txt")
+        #expect(versions.map(\.kind) == [.conflictCopy, .modified, .baseline])
+        #expect(versions.first?.who == "external", "the copy holds an outside writer's bytes")
+        #expect(versions.first?.parent == versions[1].id, "it keeps the outside change, recorded just before it")
+        await harness.stop()
+    }
+
     @Test func aFileNoBufferHoldsIsRecordedWhenItChangesAndWhenItGoes() async throws {
         let harness = try await WorkspaceHarness(files: ["notes.md": "one\n"])
         let history = try await history(harness)

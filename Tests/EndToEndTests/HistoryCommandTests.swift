@@ -48,6 +48,36 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    @Test func aConflictCopyIsListedWithTheFileAndRestoredByItsId() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("notes.txt", "line\n")
+        let agent = try await AgentProcess.started(on: project, config: #"{"autosave": {"delayMs": 60000, "maxDelayMs": 60000}}"#)
+        #expect(try await client(["write", "notes.txt"], in: project, stdin: "mine\n").status == 0)
+        // Another tool writes the same line while the edit is unsaved: the disk wins the path,
+        // the edit goes to a conflict copy.
+        try "theirs\n".write(toFile: project.url("notes.txt"), atomically: false, encoding: .utf8)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "the conflict") { $0.contains(" conflict path=notes.txt") }
+        #expect(try await client(["sync"], in: project).status == 0)
+
+        let listed = try await client(["history", "notes.txt", "--json"], in: project)
+        let versions = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(versions.map { $0["kind"] as? String } == ["conflict-copy", "modified", "baseline"])
+        let copy = try #require(versions.first)
+        #expect(copy["parent"] as? Int == versions.last?["version"] as? Int, "linked to the version the edit was made on")
+        #expect((copy["from"] as? String)?.hasPrefix(".autosave/conflicts/notes.txt.") == true)
+        let text = try await client(["history", "notes.txt"], in: project)
+        #expect(text.stdout.contains("conflict-copy of \(versions.last?["version"] as? Int ?? 0) from .autosave/conflicts/notes.txt."), "\(text.stdout)")
+        #expect(try await client(["show", "notes.txt@-0"], in: project).stdout == "theirs", "-N counts what the file held")
+
+        let id = try #require(copy["version"] as? Int)
+        let restored = try await client(["restore", "notes.txt@\(id)"], in: project)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try await client(["save", "notes.txt"], in: project).status == 0)
+        #expect(try String(contentsOfFile: project.url("notes.txt"), encoding: .utf8) == "mine\n", "the lost edit is back")
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func sedInPlaceOverAFileNoOneOpenedIsUndoneFromTheBaseline() async throws {
         let project = try TemporaryDirectory()
         try project.write("config/app.ini", "port = 8080\nhost = example.org\n")

@@ -51,8 +51,9 @@ public struct HistoryMethod: ControlMethod {
 }
 
 extension Version {
-    /// `{version, path, time, timeMs, who, kind, size?, from?, program?, pid?, added?, removed?}`:
-    /// `time` is RFC 3339 (UTC); `added` and `removed` are absent when unknown.
+    /// `{version, path, time, timeMs, who, kind, size?, from?, program?, pid?, added?, removed?, parent?}`:
+    /// `time` is RFC 3339 (UTC); `added` and `removed` are absent when unknown; `parent` (a
+    /// conflict copy's) when known.
     public var json: JSONValue {
         var members = [
             member("version", .number(String(id))), member("path", .string(path)), member("time", .string(timestamp)),
@@ -64,6 +65,7 @@ extension Version {
         if let pid { members.append(member("pid", .number(String(pid)))) }
         if let added { members.append(member("added", .number(String(added)))) }
         if let removed { members.append(member("removed", .number(String(removed)))) }
+        if let parent { members.append(member("parent", .number(String(parent)))) }
         return .object(members)
     }
 
@@ -80,6 +82,7 @@ extension Version {
             id: Int64(id), path: try fields.string("path"), time: Int64(time), who: try fields.string("who"), kind: kind,
             size: try fields.optionalInt("size"), from: try fields.optionalString("from"), program: try fields.optionalString("program"),
             pid: try fields.optionalInt("pid").map { Int32(truncatingIfNeeded: $0) }, digest: nil,
-            added: try fields.optionalInt("added"), removed: try fields.optionalInt("removed"))
+            added: try fields.optionalInt("added"), removed: try fields.optionalInt("removed"),
+            parent: try fields.optionalInt("parent").map(Int64.init))
     }
 }

@@ -4,15 +4,21 @@ import Logging
 /// `conflict` line and event; or, when the copy cannot be written, `conflict-copy-failed`
 /// saying what happens to the edits meanwhile.
 extension FileBuffer {
-    /// Writes `bytes` as a conflict copy of `path`, named for `revision`.
+    /// Writes `bytes` as a conflict copy of `path`, named for `revision`, and hands it to
+    /// history as a version of the file linked to `parent`, the bytes it came from.
     ///
+    /// - Parameter holdsEdits: whether `bytes` are the buffer's edits rather than the disk's.
     /// - Throws: `WriteError` when the copy cannot be written (the state directory full, a name
-    ///   in its way); nothing was logged yet.
-    func writeConflictCopy(of bytes: [UInt8], path: String, revision: Int) async throws(WriteError) -> ConflictCopies.Kept {
+    ///   in its way); nothing was logged or recorded yet.
+    func writeConflictCopy(
+        of bytes: [UInt8], path: String, revision: Int, parent: [UInt8]?, holdsEdits: Bool
+    ) async throws(WriteError) -> ConflictCopies.Kept {
         let copies = context.copies
-        return try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
+        let kept = try await BlockingIO.run { () throws(WriteError) -> ConflictCopies.Kept in
             try copies.keep(bytes, of: path, revision: revision)
         }
+        context.history?.conflictCopied(path, bytes: bytes, copy: context.shown(kept.path), parent: parent, holdsEdits: holdsEdits)
+        return kept
     }
 
     /// Logs (`conflict`) and emits a conflict: `kept` is the side that keeps the path, `copy` the

@@ -17,7 +17,7 @@ extension FileBuffer {
         if let copiedAside, copiedAside.revision == revision { return copiedAside.copy }
         let path = self.path
         let revision = self.revision
-        let kept = try await writeConflictCopy(of: content, path: path, revision: revision)
+        let kept = try await writeConflictCopy(of: content, path: path, revision: revision, parent: base?.bytes ?? vanished?.bytes, holdsEdits: true)
         let copy = context.shown(kept.path)
         copiedAside = (revision, copy)
         machine.keptAside(revision: revision)

@@ -149,7 +149,11 @@ extension FileBuffer {
         let path = self.path
         let kept: ConflictCopies.Kept
         do {
-            kept = try await writeConflictCopy(of: loser, path: path, revision: revision)
+            // The buffer's edits came from its base; the disk's version is its own parent (the
+            // outside change recorded just before).
+            kept = try await writeConflictCopy(
+                of: loser, path: path, revision: revision, parent: keep == .disk ? base?.bytes : disk.bytes,
+                holdsEdits: keep == .disk)
         } catch {
             let milliseconds = millisecondsUntil(schedule.saveFailed(at: context.clock.now))
             reportConflictCopyFailed(
@@ -167,6 +171,7 @@ extension FileBuffer {
             text = TextRope(disk.bytes)
             adoptBase(disk, text: text)
             self.revision += 1
+            context.history?.editsLetGo(path)
         } else {
             base = disk
         }
@@ -220,7 +225,8 @@ extension FileBuffer {
         let path = self.path
         let revision = self.revision
         do {
-            let kept = try await writeConflictCopy(of: content, path: path, revision: revision)
+            let kept = try await writeConflictCopy(of: content, path: path, revision: revision, parent: base?.bytes, holdsEdits: true)
+            context.history?.editsLetGo(path)
             announceConflict(
                 path: path, kind: "replaced", kept: .disk, copy: context.shown(kept.path), revision: revision,
                 next: "another file was renamed over it; the buffer's unsaved edits are in the copy")

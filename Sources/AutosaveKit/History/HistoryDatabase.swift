@@ -91,7 +91,7 @@ final class HistoryDatabase: Sendable {
         case .moved(let from, let to, _):
             try store.clearStamp(of: from)
             try store.clearStamp(of: to)
-        case .read, .folderRemoved, .folderMoved, .barrier:
+        case .read, .conflictCopy, .folderRemoved, .folderMoved, .barrier:
             // A folder's files keep stamps of paths that no longer hold them: a file found there
             // again has another inode or ctime, and is read again.
             break
@@ -109,6 +109,10 @@ final class HistoryDatabase: Sendable {
             guard let bytes = files.read(path) else { return [] }
             let input = VersionInput(
                 path: path, content: bytes, kind: kind, who: "external", time: time, program: writer?.program, pid: writer?.pid)
+            return try [store.record(input)].compactMap { $0 }
+        case .conflictCopy(let path, let bytes, let copy, let who, let parent, let time):
+            let input = VersionInput(
+                path: path, content: bytes, kind: .conflictCopy, who: who, time: time, from: copy, parentContent: parent)
             return try [store.record(input)].compactMap { $0 }
         case .removed(let path, let who, let time):
             guard let latest = try store.latest(of: path), latest.kind != .removed else { return [] }
@@ -146,10 +150,10 @@ final class HistoryDatabase: Sendable {
         return try store.record(VersionInput(path: to, content: content, kind: .moved, who: "external", time: time, from: from))
     }
 
-    /// The latest version of each path at or below `folder`.
+    /// The latest version of each path at or below `folder` (a conflict copy never: it was not the file).
     static func latestVersions(below folder: String, in store: VersionStore) throws(HistoryError) -> [Version] {
         var seen = PathSet()
-        return try store.versions(below: folder).filter { seen.insert($0.path) }
+        return try store.versions(below: folder).filter { $0.kind != .conflictCopy && seen.insert($0.path) }
     }
 }
 

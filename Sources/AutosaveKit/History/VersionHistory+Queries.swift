@@ -5,7 +5,8 @@ import FoundationEssentials
 public enum VersionSelector: Sendable, Equatable, CustomStringConvertible {
     /// A version id, as `autosave history` lists it.
     case id(Int64)
-    /// N versions before the latest (`@-1` is what the file held before its last change; `@-0` the latest).
+    /// N versions before the latest (`@-1` is what the file held before its last change; `@-0` the
+    /// latest); conflict copies are not counted, as the file never held them.
     case back(Int)
     /// The version the file held at this moment (milliseconds since the Unix epoch): its latest
     /// version recorded at or before it, following moves. `parse(_:now:)` reads times as users type them.
@@ -106,12 +107,15 @@ extension VersionHistory {
             () throws(HistoryError) -> (versions: Int, earliest: Int64?, found: (Version, [UInt8]?)?) in
             try database.withStore { store throws(HistoryError) in
                 let versions = try store.versions(of: path)
+                // `-N` and a time count what the file held; a conflict copy never was, and is
+                // named by its id only.
+                let held = versions.filter { $0.kind != .conflictCopy }
                 let chosen: Version?
                 switch selector {
                 case .id(let id): chosen = versions.first { $0.id == id }
-                case .back(let count): chosen = count < versions.count ? versions[count] : nil
+                case .back(let count): chosen = count < held.count ? held[count] : nil
                 // Newest first: the first at or before the moment is the one the file held then.
-                case .time(let moment): chosen = versions.first { $0.time <= moment }
+                case .time(let moment): chosen = held.first { $0.time <= moment }
                 }
                 guard let chosen else { return (versions.count, versions.map(\.time).min(), nil) }
                 return (versions.count, nil, (chosen, try store.content(of: chosen.id)))

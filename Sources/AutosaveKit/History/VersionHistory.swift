@@ -26,6 +26,10 @@ public final class VersionHistory: Sendable {
         case removed(path: String, who: String, time: Int64)
         case moved(from: String, to: String, time: Int64)
         /// A folder went, or moved: every file history knows below it went, or moved, with it.
+        /// The agent wrote `bytes` aside as a conflict copy of `path` (at `copy`, as the log
+        /// names it); `parent` is what they came from: the version the losing edits were made
+        /// on, or the outside change the copy keeps.
+        case conflictCopy(path: String, bytes: [UInt8], copy: String, who: String, parent: [UInt8]?, time: Int64)
         case folderRemoved(path: String, time: Int64)
         case folderMoved(from: String, to: String, time: Int64)
         /// Written once everything handed over before it is.
@@ -67,6 +71,23 @@ public final class VersionHistory: Sendable {
     func read(_ path: String, bytes: [UInt8]) {
         guard files.isKept(bytes) else { return }
         queue.push(.read(path: path, bytes: bytes, time: now()))
+    }
+
+    /// The agent wrote a conflict copy of `path`: `bytes` at `copy`, which came from `parent`.
+    ///
+    /// - Parameter holdsEdits: whether the copy holds the buffer's edits (named by the clients
+    ///   that made them, who stay named for the buffer's next save until `editsLetGo(_:)`), not
+    ///   the disk's version (an outside writer's).
+    func conflictCopied(_ path: String, bytes: [UInt8], copy: String, parent: [UInt8]?, holdsEdits: Bool) {
+        guard files.isKept(bytes) else { return }
+        let who = holdsEdits ? writers.peek(path) ?? "agent" : "external"
+        queue.push(.conflictCopy(path: path, bytes: bytes, copy: copy, who: who, parent: parent, time: now()))
+    }
+
+    /// The buffer of `path` let its unsaved edits go (they are in a conflict copy): its next save
+    /// does not name their clients.
+    func editsLetGo(_ path: String) {
+        _ = writers.take(path)
     }
 
     /// A settled outside change.
@@ -158,7 +179,7 @@ extension VersionHistory.Recording {
     var path: String {
         switch self {
         case .saved(let path, _, _, _), .read(let path, _, _), .changed(let path, _, _, _), .removed(let path, _, _),
-            .folderRemoved(let path, _):
+            .conflictCopy(let path, _, _, _, _, _), .folderRemoved(let path, _):
             path
         case .moved(_, let to, _), .folderMoved(_, let to, _): to
         case .barrier: ""
@@ -244,5 +265,10 @@ final class EditWriters: Sendable {
     /// (`cli,nvim:41`); nil when none did.
     func take(_ path: String) -> String? {
         writers.withLock { $0.byPath.removeValue(forKey: path) }.map { $0.sorted().joined(separator: ",") }
+    }
+
+    /// The clients `take(path)` would name, left to be named by the save that follows.
+    func peek(_ path: String) -> String? {
+        writers.withLock { $0.byPath[path] }.map { $0.sorted().joined(separator: ",") }
     }
 }
