@@ -39,6 +39,10 @@ import Testing
         var trail: [String] = []
         func quietPoint() async throws {
             await harness.settleExternalChanges()
+            // A save in flight (a file removed under edits, written again from the buffer) has
+            // put its bytes on disk before it hands them to history: quiet means it is done too.
+            try await harness.waitForQuietBuffers()
+            await harness.settleExternalChanges()
             await history.caughtUp()
             for path in Self.paths {
                 if let bytes = FileManager.default.contents(atPath: harness.project.url(path)) { seen[path, default: []].insert(Array(bytes)) }

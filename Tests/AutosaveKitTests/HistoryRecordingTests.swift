@@ -102,6 +102,8 @@ import Testing
         await history.caughtUp()
         try harness.project.write("notes.md", "three\n")
         await harness.settleExternalChanges()
+        // Likewise before the removal: read after it, "three" would be gone (a busy machine did it).
+        await history.caughtUp()
         try harness.project.remove("notes.md")
         await harness.settleExternalChanges()
         let versions = try await history.versions(at: "notes.md")

@@ -95,12 +95,19 @@ final class WorkspaceHarness: Sendable {
         }
     }
 
-    /// Waits until no buffer is saving and every due save has run.
+    /// Waits until no buffer is saving and every due save has run, for at most 20 s of real time.
+    ///
+    /// A deadline in real time, not a count of yields: a save's fsync on a busy disk outlasted
+    /// 10,000 yields, and a test then looked at a file whose save had not yet told anyone.
     func waitForQuietBuffers() async throws {
-        for _ in 0..<10_000 {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var rounds = 0
+        while ContinuousClock.now < deadline {
             let statuses = await workspace.status()
             if statuses.allSatisfy({ !$0.isSaving && ($0.pendingSaveInMilliseconds.map { $0 > 0 } ?? true) }) { return }
-            await Task.yield()
+            rounds += 1
+            // Yields first (a save on a quiet disk is done within a few); then the disk's time.
+            if rounds < 1_000 { await Task.yield() } else { try await Task.sleep(for: .milliseconds(1)) }
         }
     }
 
