@@ -158,14 +158,15 @@ struct HistoryBaseline: Sendable {
             for path in chunk { stamps.append(try store.stamp(of: path)) }
             return stamps
         }
+        let folders = BaselineFolders(files: files)
         var read: [(path: String, bytes: [UInt8], stamp: FileStamp)] = []
         for (path, stamp) in zip(chunk, stored) {
             progress.files += 1
-            if let stamp, stamp == self.stamp(of: path) {
+            if let stamp, stamp == folders.stamp(of: path) {
                 progress.skipped += 1
                 continue
             }
-            guard let version = files.readVersion(path) else { continue }
+            guard case .version(let version) = folders.read(path) else { continue }
             progress.bytes += Int64(version.bytes.count)
             afterRead?(path)
             read.append((path, version.bytes, FileStamp(version.fingerprint)))
@@ -178,7 +179,7 @@ struct HistoryBaseline: Sendable {
                 for file in read {
                     // Changed since it was read: the watcher reports that change, and the recorder
                     // stores the new bytes; this version must not land after them.
-                    guard stamp(of: file.path) == file.stamp else { continue }
+                    guard folders.isInPlace(file.path), folders.stamp(of: file.path) == file.stamp else { continue }
                     let time = min(now, file.stamp.modified / 1_000_000)
                     let input = VersionInput(path: file.path, content: file.bytes, kind: .baseline, who: "external", time: time)
                     if try store.record(input) != nil { versions += 1 }
@@ -187,14 +188,6 @@ struct HistoryBaseline: Sendable {
                 return versions
             }
         }
-    }
-
-    /// The file's stamp now, by its name (not following a link at the end); nil when it is not a
-    /// regular file. Only to tell whether it changed: the bytes are read through the walls.
-    private func stamp(of path: String) -> FileStamp? {
-        var status = stat()
-        guard lstat(root + "/" + path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        return FileStamp(Fingerprint(status))
     }
 
     /// The bytes in regular files of `paths` no larger than `limit`: what the pass would read.
