@@ -67,6 +67,8 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .restore: return try await restore(try RestoreMethod(params: params, content: content))
             case .restoreDeleted:
                 return MethodOutcome(result: try await restoreDeleted(try RestoreDeletedMethod(params: params, content: content)).json)
+            case .undo:
+                return MethodOutcome(result: try await undo(try UndoMethod(params: params, content: content)).json)
             case .forget: return MethodOutcome(result: try await forget(try ForgetMethod(params: params, content: content)).json)
             }
         } catch {
@@ -178,6 +180,13 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         return RestoreDeletedMethod.Result(files: files, refused: refused)
     }
 
+    /// `undo`: one writer's changes taken back, everyone else's kept.
+    private func undo(_ request: UndoMethod) async throws -> UndoMethod.Result {
+        let writer = try WriterPattern(request.who)
+        let (files, skipped) = try await workspace.undo(writer, since: request.since, below: request.path, dryRun: request.isDryRun)
+        return UndoMethod.Result(files: files, skipped: skipped.map { UndoMethod.Skipped(path: $0.path, version: $0.version, reason: $0.reason) })
+    }
+
     /// `forget`: a file's versions (or a folder's files') and their bytes removed from history.
     private func forget(_ request: ForgetMethod) async throws -> ForgetMethod.Result {
         let path = try await workspace.resolveTree(request.path)
@@ -272,6 +281,7 @@ extension RPCError {
         switch error {
         case let error as RPCError: self = error
         case let error as HistoryQueryError: self = .refused(error.description, data: .object([member("reason", .string(error.reason))]))
+        case let error as UndoError: self = .invalidParams(error.description)
         case let error as WorkspaceError:
             let data = ControlMethods<ContinuousClock>.data(error)
             // An edit that cannot be placed is a fault of the request's params (LSP's -32602).

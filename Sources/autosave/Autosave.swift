@@ -12,7 +12,8 @@ struct Autosave: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, ConfigCommand.self, WriteCommand.self, CatCommand.self, OpenCommand.self, SaveCommand.self,
             PatchCommand.self, CloseCommand.self, RemoveCommand.self, StatusCommand.self, EventsCommand.self, SyncCommand.self,
-            StopCommand.self, HistoryCommand.self, ShowCommand.self, DiffCommand.self, RestoreCommand.self, MCPCommand.self,
+            StopCommand.self, HistoryCommand.self, ShowCommand.self, DiffCommand.self, RestoreCommand.self, UndoCommand.self,
+            MCPCommand.self,
         ]
     )
 

@@ -131,7 +131,7 @@ extension VersionHistory {
         return (version, content)
     }
 
-    private func query<Result: Sendable>(_ body: @escaping @Sendable () throws(HistoryError) -> Result) async throws(HistoryQueryError) -> Result {
+    func query<Result: Sendable>(_ body: @escaping @Sendable () throws(HistoryError) -> Result) async throws(HistoryQueryError) -> Result {
         // Everything handed over before is written first, so a client sees its own save; and a
         // database that could not be opened is history off (the log says why).
         await caughtUp()
