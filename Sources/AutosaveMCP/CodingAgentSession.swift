@@ -139,6 +139,9 @@ actor CodingAgentSession {
         case "changes": return try changesSince(input)
         case "save": return try await save(input)
         case "status": return try await status()
+        case "history": return try await history(input)
+        case "restore": return try await restore(input)
+        case "undo_my_changes": return try await undoMyChanges(input)
         default:
             throw ToolFailure("there is no tool \(tool); the tools are \(CodingAgentTools.names.joined(separator: ", "))")
         }

@@ -44,6 +44,26 @@ enum CodingAgentTools {
             ])],
             required: []),
         tool("status", "The files open in the agent, their revisions and whether they have unsaved edits.", [:], required: [], readOnly: true),
+        tool(
+            "history", "Every version of a file the agent kept, newest first: who wrote it (people, tools, you), when, and how many lines changed.",
+            ["path": string("File path, relative to the project root (a folder lists its files' versions)."),
+             "limit": integer("At most this many versions (default 50).")],
+            required: ["path"], readOnly: true),
+        tool(
+            "restore", "Bring back one version of a file, as an edit merged with unsaved edits (it can be undone the same way).",
+            ["path": string("File path, relative to the project root."),
+             "version": string("A version id from history, or -N for N versions before the latest (-1: before the last change).")],
+            required: ["path", "version"]),
+        tool(
+            "undo_my_changes",
+            "Take back what this session wrote (edits, files it created), keeping everyone else's later edits; a file where they overlap is left as it is and named.",
+            ["since": string("Only your changes from then on: 20m, \"2 hours ago\", 2026-11-27T10:00 (default: all of this session's)."),
+             "paths": .object([
+                field("type", .string("array")), field("items", .object([field("type", .string("string"))])),
+                field("description", .string("Files or folders to undo in (default: the whole project).")),
+             ]),
+             "dry_run": boolean("Change nothing: return the unified diff of what would change (default false).")],
+            required: []),
     ]
 
     /// The tools' names, in order.

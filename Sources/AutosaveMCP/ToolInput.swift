@@ -23,6 +23,11 @@ struct ToolInput {
         return text
     }
 
+    func optionalString(_ key: String) throws -> String? {
+        guard value(key) != nil else { return nil }
+        return try string(key)
+    }
+
     func integer(_ key: String) throws -> Int? {
         guard let value = value(key) else { return nil }
         if case .number(let text) = value {

@@ -98,7 +98,9 @@ class ToolTests(MCPTestCase):
 
         tools = {tool.name: tool for tool in self.run_session(body)}
         self.assertEqual(
-            set(tools), {"read_file", "write_file", "edit_file", "apply_patch", "changes", "save", "status"})
+            set(tools),
+            {"read_file", "write_file", "edit_file", "apply_patch", "changes", "save", "status", "history", "restore",
+             "undo_my_changes"})
         for tool in tools.values():
             jsonschema.Draft202012Validator.check_schema(tool.input_schema)
             self.assertEqual(tool.input_schema["type"], "object")
@@ -348,6 +350,86 @@ class LifeTests(MCPTestCase):
         self.run_session(first)
         self.assertIn("mcp-joined", self.log())
         self.assertEqual(self.read("a.txt"), "from the first\n")
+
+
+class HistoryToolTests(MCPTestCase):
+    async def two_sessions(self, body):
+        """Two `autosave mcp` servers on the project: two conversations of one client, each its own writer."""
+        from contextlib import AsyncExitStack
+        async with AsyncExitStack() as stack:
+            sessions = []
+            for _ in range(2):
+                params = StdioServerParameters(command=BINARY, args=["mcp", self.root], cwd=self.root)
+                read, write = await stack.enter_async_context(stdio_client(params, errlog=self.stderr))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                sessions.append(session)
+            return await body(*sessions)
+
+    def test_undo_my_changes_takes_back_this_sessions_work_and_keeps_the_persons_and_the_other_sessions(self):
+        lines = [f"x{n} = {n}\n" for n in range(1, 31)]
+        self.write("a.py", "".join(lines))
+        self.write("c.py", "c = 1\n")
+
+        async def body(mine, other):
+            failed, text = await self.call(mine, "read_file", path="a.py")
+            self.assertFalse(failed, text)
+            for n in (20, 25, 30):
+                failed, text = await self.call(mine, "edit_file", path="a.py", old_string=f"x{n} = {n}\n", new_string=f"x{n} = 'agent'\n")
+                self.assertFalse(failed, text)
+            failed, text = await self.call(mine, "write_file", path="b.py", content="made by the agent\n")
+            self.assertFalse(failed, text)
+            await self.call(mine, "save")
+            # A person types on lines 1-5 meanwhile, through their editor (the CLI here).
+            typed = self.read("a.py").replace("x2 = 2\n", "x2 = 'person'\n")
+            self.assertEqual(self.cli("write", "a.py", input=typed).returncode, 0)
+            self.assertEqual(self.cli("save", "a.py").returncode, 0)
+            # The other conversation edits another file.
+            await self.call(other, "read_file", path="c.py")
+            failed, text = await self.call(other, "edit_file", path="c.py", old_string="c = 1", new_string="c = 'other session'")
+            self.assertFalse(failed, text)
+            await self.call(other, "save")
+
+            failed, listed = await self.call(mine, "history", path="a.py")
+            self.assertFalse(failed, listed)
+            self.assertIn("· cli ·", listed)
+            self.assertRegex(listed, r"· mcp:[^ ]+#\d+ ·")
+
+            failed, preview = await self.call(mine, "undo_my_changes", dry_run=True)
+            self.assertFalse(failed, preview)
+            self.assertIn("-x25 = 'agent'", preview)
+            self.assertIn("+++ /dev/null", preview)
+            self.assertNotIn("c.py", preview)
+            self.assertIn("'agent'", self.read("a.py"), "a dry run changes nothing")
+
+            failed, text = await self.call(mine, "undo_my_changes")
+            self.assertFalse(failed, text)
+            self.assertIn("a.py: your changes taken back", text)
+            self.assertIn("b.py: removed", text)
+
+        asyncio.run(asyncio.wait_for(self.two_sessions(body), 90))
+        expected = "".join(lines).replace("x2 = 2\n", "x2 = 'person'\n")
+        self.assertEqual(self.read("a.py"), expected, "the person's line stays, the agent's go")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "b.py")), "the file the agent made is gone")
+        self.assertEqual(self.read("c.py"), "c = 'other session'\n", "the other session's edit stays")
+
+    def test_restore_brings_back_a_version_by_its_id(self):
+        self.write("notes.md", "first\n")
+
+        async def body(session):
+            await self.call(session, "read_file", path="notes.md")
+            await self.call(session, "write_file", path="notes.md", content="second\n", ifRevision=0)
+            await self.call(session, "save")
+            failed, text = await self.call(session, "restore", path="notes.md", version="-1")
+            self.assertFalse(failed, text)
+            self.assertIn("now holds version -1", text)
+            await self.call(session, "save")
+            failed, text = await self.call(session, "restore", path="notes.md", version="latest")
+            self.assertTrue(failed)
+            self.assertIn("`version` must be a version id", text)
+
+        self.run_session(body)
+        self.assertEqual(self.read("notes.md"), "first\n")
 
 
 if __name__ == "__main__":

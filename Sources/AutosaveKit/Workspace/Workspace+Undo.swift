@@ -39,7 +39,8 @@ public struct UndoneFile: Sendable, Equatable {
 extension Workspace {
     /// Takes back `writer`'s changes at or after `since` to the files at or below `folder`,
     /// keeping everyone else's (see `UndoPlan`); each change is an edit of client `undo`, saved
-    /// at once and so a version of its own that can be undone the same way.
+    /// at once and so a version of its own that can be undone the same way. Buffers with unsaved
+    /// edits are saved first, so that every edit so far is a version.
     ///
     /// - Parameter dryRun: change nothing; each file's `diff` says what would change.
     /// - Returns: each file the writer changed there, and what became of it; and the writer's
@@ -51,6 +52,9 @@ extension Workspace {
     ) async throws -> (files: [UndoneFile], skipped: [(path: String, version: Int64, reason: String)]) {
         guard let history else { throw HistoryQueryError.off }
         let folder = try resolveTree(folder)
+        // Edits not saved yet are in no version: saved first, every edit so far is one history
+        // can take back (a dry run too, so that its diff is the undo's).
+        try await saveAll()
         var files: [UndoneFile] = []
         var skipped: [(path: String, version: Int64, reason: String)] = []
         var edits: [AcceptedEdit] = []
