@@ -12,6 +12,7 @@ import base64
 import grp
 import json
 import os
+import re
 import pwd
 import random
 import shutil
@@ -377,6 +378,42 @@ class ExternalChangeTests(PluginTestCase):
         self.assertEqual(self.read("notes.txt"), b"shared line by me\nother\n")
         self.nvim.command("AutosaveConflicts")
         self.assertEqual(len(self.nvim.eval("getqflist()")), 1)
+
+
+class HistoryTests(PluginTestCase):
+    def test_history_names_each_writer_and_undo_takes_back_one_after_a_preview(self):
+        self.write("notes.txt", "line 1\nline 2\nline 3\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("notes.txt")
+        self.keys("A, typed<Esc>")
+        wait_for(lambda: self.read("notes.txt") == b"line 1, typed\nline 2\nline 3\n", "the autosave")
+        subprocess.run(["sed", "-i", "s/^line 3$/line 3 by sed/", os.path.join(self.root, "notes.txt")], check=True)
+        wait_for(lambda: self.lines() == ["line 1, typed", "line 2", "line 3 by sed"], "sed's change in the buffer")
+        notes = self.nvim.current.window
+
+        self.nvim.command("AutosaveHistory")
+        wait_for(lambda: self.nvim.current.buffer.name.endswith("history/notes.txt"), "the history list")
+        listing = self.nvim.current.buffer[:]
+        self.assertRegex(listing[0], r"^\d+  \S+Z  external  modified  ", listing)
+        self.assertTrue(any(re.search(r"  nvim:\d+  saved  ", line) for line in listing), listing)
+        self.keys("<CR>")
+        wait_for(lambda: self.nvim.current.buffer.name.endswith("diff/notes.txt@" + listing[0].split()[0]), "the version's diff")
+        self.assertIn("+line 3 by sed", self.nvim.current.buffer[:])
+        self.nvim.command("close")
+        self.nvim.command("close")
+        self.nvim.current.window = notes
+
+        self.nvim.command("AutosaveUndo external")
+        wait_for(lambda: self.nvim.current.buffer.name.endswith("undo/external"), "the undo's preview")
+        preview = self.nvim.current.buffer[:]
+        self.assertIn("-line 3 by sed", preview)
+        self.assertIn("+line 3", preview)
+        self.assertEqual(self.read("notes.txt"), b"line 1, typed\nline 2\nline 3 by sed\n", "a preview changes nothing")
+        self.keys("U")
+        wait_for(lambda: self.read("notes.txt") == b"line 1, typed\nline 2\nline 3\n", "sed's change taken back, the typing kept")
+        wait_for(lambda: self.lines() == ["line 1, typed", "line 2", "line 3"], "the undo in the buffer")
+        wait_for(lambda: any("undid external's changes in 1 file(s)" in n for n in self.notes()), "the note")
 
 
 BOM = b"\xef\xbb\xbf"

@@ -497,6 +497,28 @@ function M.show_conflicts()
   end
 end
 
+-- The current buffer's session with a connected agent; nil (said why) when there is none.
+local function connected_session(what)
+  local s = sessions[vim.api.nvim_get_current_buf()]
+  if not s or not s.agent:is_connected() then
+    say(what .. ": this buffer is not attached to a running agent (:AutosaveStatus says why)", vim.log.levels.WARN)
+    return nil
+  end
+  return s
+end
+
+-- :AutosaveHistory: the current file's versions, newest first (<CR>: its diff, r: restore it).
+function M.show_history()
+  local s = connected_session("AutosaveHistory")
+  if s then require("autosave.history").history(s, say) end
+end
+
+-- :AutosaveUndo {writer}: `writer`'s changes taken back, after a preview (with !, at once).
+function M.undo(writer, now)
+  local s = connected_session("AutosaveUndo")
+  if s then require("autosave.history").undo(s, writer, now, say) end
+end
+
 -- Everything typed reaches the agent before Neovim exits.
 function M.flush_all()
   for _, s in pairs(sessions) do s:flush() end
@@ -560,6 +582,8 @@ function M.enable()
   vim.api.nvim_create_user_command("AutosaveDetach", function() M.detach(0) end, {})
   vim.api.nvim_create_user_command("AutosaveStatus", M.show_status, {})
   vim.api.nvim_create_user_command("AutosaveConflicts", M.show_conflicts, {})
+  vim.api.nvim_create_user_command("AutosaveHistory", M.show_history, {})
+  vim.api.nvim_create_user_command("AutosaveUndo", function(args) M.undo(args.args, args.bang) end, { nargs = 1, bang = true })
   if M.options.auto_attach then
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
       if vim.api.nvim_buf_is_loaded(buf) then M.attach(buf) end
