@@ -55,7 +55,8 @@ run: build
 # Overflow tests flood the inotify queue that every watcher of a process shares, so they run
 # in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
 # its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then
-# `autosave mcp` driven by the official MCP Python SDK; then faultfs (a file system that forgets
+# `autosave mcp` driven by the official MCP Python SDK (with pynvim in its venv, for the test where
+# a person types in Neovim while a coding agent edits and `undo --who` takes one of them back); then faultfs (a file system that forgets
 # what was not fsync'd) and the agent on it, where FUSE can be used (skipped, saying why, elsewhere).
 test: deps
 	$(SWIFT) build --build-tests
@@ -65,12 +66,13 @@ test: deps
 	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
-	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema' 2>/dev/null || { \
-		echo "make: installing the MCP Python SDK ($(MCP_SDK)) into $(MCP_VENV)"; \
+	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema, pynvim' 2>/dev/null || { \
+		echo "make: installing the MCP Python SDK ($(MCP_SDK)) and pynvim into $(MCP_VENV)"; \
 		{ python3 -m venv $(MCP_VENV) || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq python3-venv && /usr/bin/python3 -m venv $(MCP_VENV); }; } && \
-		$(MCP_VENV)/bin/pip install -q '$(MCP_SDK)' jsonschema; }
+		$(MCP_VENV)/bin/pip install -q '$(MCP_SDK)' jsonschema pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_mcp.py
+	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_undo_with_nvim.py
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_handover.py
 	AUTOSAVE_BINARY=.build/debug/autosave $(MCP_VENV)/bin/python Tests/mcp/test_walls.py
 	$(call need_fuse)

@@ -78,6 +78,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     private func write(_ request: WriteMethod) async throws -> MethodOutcome {
         let path = try await workspace.resolve(request.path)
+        await workspace.handOver(path, to: request.change.clientName)
         let edit = try await workspace.accept(
             path, request.bytes, changeID: request.change.changeID, ifRevision: request.change.ifRevision,
             createParents: request.createParents)
@@ -87,6 +88,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     private func edit(_ request: EditMethod) async throws -> MethodOutcome {
         let path = try await workspace.resolve(request.path)
+        await workspace.handOver(path, to: request.change.clientName)
         let edit = try await workspace.acceptEdits(
             path, request.edits, encoding: request.positionEncoding ?? .utf16, changeID: request.change.changeID,
             ifRevision: request.change.ifRevision)
@@ -199,6 +201,9 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private func patch(_ request: PatchMethod) async throws -> PatchMethod.Result {
+        if !request.isCheck, let patch = try? UnifiedDiff(parsing: request.bytes) {
+            for file in patch.files { await workspace.handOver(file.path, to: request.change.clientName) }
+        }
         let files = try await workspace.applyPatch(request.bytes, check: request.isCheck, ifRevision: request.change.ifRevision)
         if !request.isCheck {
             for file in files { workspace.announceEdit(of: file.path, revision: file.revision, by: request.change.clientName) }
@@ -208,6 +213,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
 
     private func remove(_ request: RemoveMethod) async throws -> EditedFile {
         let path = try await workspace.resolve(request.path)
+        await workspace.handOver(path, to: request.change.clientName)
         let revision = try await workspace.remove(path, changeID: request.change.changeID, ifRevision: request.change.ifRevision)
         workspace.announceEdit(of: path, revision: revision, by: request.change.clientName)
         return EditedFile(path: path, revision: revision)

@@ -36,6 +36,7 @@ struct UndoCommand: AsyncParsableCommand {
         }
         var collided = 0
         var undone = 0
+        var leftAlone = 0
         for path in paths.isEmpty ? [""] : paths.map(ClientOptions.absolute) {
             let answer = try await client.call(UndoMethod(who: who, since: moment, path: path, isDryRun: dryRun))
             for file in answer.files {
@@ -55,8 +56,11 @@ struct UndoCommand: AsyncParsableCommand {
                 }
             }
             for skip in answer.skipped { printError("left alone: \(skip.path)@\(skip.version): \(skip.reason)") }
+            leftAlone += answer.skipped.count
         }
-        if undone == 0 && collided == 0 { printError("nothing to undo: history has no change by \(who)\(since.map { " since \($0)" } ?? "")") }
+        if undone == 0 && collided == 0 && leftAlone == 0 {
+            printError("nothing to undo: no file holds a change by \(who)\(since.map { " since \($0)" } ?? "") that is not taken back already")
+        }
         if collided > 0 { throw ExitStatus.failure }
     }
 }

@@ -267,6 +267,11 @@ final class EditWriters: Sendable {
         writers.withLock { $0.byPath.removeValue(forKey: path) }.map { $0.sorted().joined(separator: ",") }
     }
 
+    /// The clients whose unsaved edits `path`'s buffer holds; nil when none.
+    func pending(_ path: String) -> [String]? {
+        writers.withLock { $0.byPath[path] }
+    }
+
     /// The clients `take(path)` would name, left to be named by the save that follows.
     func peek(_ path: String) -> String? {
         writers.withLock { $0.byPath[path] }.map { $0.sorted().joined(separator: ",") }

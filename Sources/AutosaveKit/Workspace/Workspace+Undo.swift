@@ -128,3 +128,17 @@ extension Workspace {
         return String(decoding: lines.flatMap(\.bytes), as: UTF8.self)
     }
 }
+
+extension Workspace {
+    /// Before `client` edits `path`: when its buffer holds unsaved edits of other clients, they
+    /// are saved first, so that each version history keeps is one writer's, and
+    /// `undo --who` can take back one writer's edits and leave another's (a save holding both
+    /// writers' edits is one it must leave alone). Costs a save only when writers take turns on
+    /// one file within the autosave window; a save that fails leaves the edits unsaved, as before.
+    public func handOver(_ path: String, to client: String) async {
+        guard history != nil, let key = try? normalize(path), let pending = historyWriters.pending(key),
+            pending != [client]
+        else { return }
+        try? await save([key])
+    }
+}
