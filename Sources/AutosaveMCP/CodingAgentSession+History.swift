@@ -1,6 +1,7 @@
 import AutosaveControl
 import AutosaveHistory
 import AutosaveKit
+import ByteNames
 
 /// The history tools: a file's versions with who wrote them, a version brought back, and this
 /// session's own changes taken back with everyone else's kept.
@@ -15,7 +16,8 @@ extension CodingAgentSession {
             var line = "\(version.id) · \(version.timestamp) · \(version.who) · \(version.kind.rawValue)"
             line += " · \(version.size.map(String.init) ?? "-")"
             if let added = version.added, let removed = version.removed { line += " · +\(added) -\(removed)" }
-            if version.path != path { line += " · as \(version.path)" }
+            // A folder's files, or a version from before a move (under the name the file had then).
+            if !version.path.isSameName(as: path) { line += " · \(version.path)" }
             lines.append(line)
         }
         lines.append("restore {path, version} brings one back; undo_my_changes takes back what this session wrote.")

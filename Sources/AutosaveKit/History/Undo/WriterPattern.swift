@@ -32,13 +32,16 @@ public struct WriterPattern: Sendable, Equatable, CustomStringConvertible {
         return writers.contains { matches(writer: $0, program: version.program) } && !matches(version)
     }
 
+    /// Compared as bytes, as names are here: a program's name is whatever bytes `/proc` gave.
     private func matches(writer: String, program: String?) -> Bool {
-        if text.hasPrefix("external:") {
-            return writer == "external" && program == String(text.dropFirst("external:".count))
+        let pattern = Array(text.utf8)
+        let external = Array("external:".utf8)
+        if pattern.starts(with: external) {
+            return writer.utf8.elementsEqual("external".utf8) && program.map { Array($0.utf8) == Array(pattern.dropFirst(external.count)) } == true
         }
-        if writer == text { return true }
+        if writer.utf8.elementsEqual(pattern) { return true }
         // `nvim` for every `nvim:PID`; `mcp:claude` for each session `mcp:claude#N`.
-        if !text.contains(":") { return writer.hasPrefix(text + ":") }
-        return writer.hasPrefix(text + "#")
+        let separator = pattern.contains(UInt8(ascii: ":")) ? UInt8(ascii: "#") : UInt8(ascii: ":")
+        return writer.utf8.starts(with: pattern + [separator])
     }
 }
