@@ -55,6 +55,7 @@ extension CodingAgentSession {
                             + (file.copy.map { " (\($0) holds it as it was before your first change)" } ?? ""))
                 case (_, true): lines.append(file.diff ?? "")
                 case (.removed, false): lines.append("\(file.path): removed (you created it)")
+                case (.movedBack, false): lines.append("\(file.path): moved back from \(file.from ?? "?"), where you had moved it")
                 case (.written, false): lines.append("\(file.path): your changes taken back (revision \(file.revision ?? 0)); others' edits kept")
                 }
             }

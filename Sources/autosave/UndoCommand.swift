@@ -45,13 +45,14 @@ struct UndoCommand: AsyncParsableCommand {
                     collided += 1
                     let copy = file.copy.map { "; \($0) holds it as it was before \(who)'s first change" } ?? ""
                     printError("not undone: \(file.path): taking \(who)'s change back overlaps a later edit; the file is left as it is\(copy)")
-                case .written, .removed:
+                case .written, .removed, .movedBack:
                     undone += 1
                     if dryRun {
                         StandardOutput.write(Array((file.diff ?? "").utf8))
                     } else {
                         let versions = file.versions.map(String.init).joined(separator: ", ")
-                        print("\(file.action == .removed ? "removed" : "undone") \(file.path) (version\(file.versions.count == 1 ? "" : "s") \(versions))")
+                        let what = file.action == .removed ? "removed" : file.action == .movedBack ? "moved back from \(file.from ?? "?") to" : "undone"
+                        print("\(what) \(file.path) (version\(file.versions.count == 1 ? "" : "s") \(versions))")
                     }
                 }
             }

@@ -62,6 +62,16 @@ import Testing
         #expect(all.skipped.map(\.id) == [3])
     }
 
+    @Test func aMoveGoesBackWhenNothingChangedTheFileSinceAndStaysWhenSomethingDid() throws {
+        var entries = history([("external", .baseline, "x\n"), ("external", .moved, "x\n")])
+        entries[1].version.from = "old.py"
+        let plan = UndoPlan(history: entries, current: Array("x\n".utf8), writer: try WriterPattern("external"), since: nil)
+        #expect(plan.movesBackTo == "old.py")
+        #expect(plan.outcome == .write(Array("x\n".utf8)), "the bytes for the old name")
+        let changed = UndoPlan(history: entries, current: Array("x, edited\n".utf8), writer: try WriterPattern("external"), since: nil)
+        #expect(changed.movesBackTo == nil && changed.outcome == .unchanged && changed.skipped.map(\.id) == [2])
+    }
+
     @Test func anOutsideProgramIsNamedByWhatTheAgentSawWriting() throws {
         var entries = history([("external", .baseline, "x\n"), ("external", .modified, "y\n")])
         entries[1].version.program = "sed"

@@ -87,6 +87,22 @@ import Testing
         #expect(await agent.exitStatus() == 0)
     }
 
+    @Test func aFileMovedFromAShellGoesBackToItsName() async throws {
+        let project = try TemporaryDirectory()
+        try project.write("old.txt", "moved\n")
+        let agent = try await AgentProcess.started(on: project)
+        _ = try await agent.stderrLines.first(timeout: .seconds(30), "the baseline") { $0.contains("history-baseline") && $0.contains("state=done") }
+        try runTool("/bin/mv", [project.url("old.txt"), project.url("new.txt")])
+        #expect(try await client(["sync"], in: project).status == 0)
+        let undo = try await client(["undo", "--who", "external"], in: project)
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(undo.stdout.hasPrefix("moved back from new.txt to old.txt"), "\(undo.stdout)")
+        #expect(try String(contentsOfFile: project.url("old.txt"), encoding: .utf8) == "moved\n")
+        #expect(!FileManager.default.fileExists(atPath: project.url("new.txt")))
+        agent.signal(SIGTERM)
+        #expect(await agent.exitStatus() == 0)
+    }
+
     @Test func aWriterThatIsNoneIsAClearError() async throws {
         let project = try TemporaryDirectory()
         let agent = try await AgentProcess.started(on: project)

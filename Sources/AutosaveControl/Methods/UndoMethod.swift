@@ -42,7 +42,7 @@ public struct UndoMethod: ControlMethod {
         public var reason: String
     }
 
-    /// `{files: [{path, action, revision?, copy?, diff?, versions}], skipped: [{path, version, reason}]}`.
+    /// `{files: [{path, action, revision?, from?, copy?, diff?, versions}], skipped: [{path, version, reason}]}`.
     public struct Result: ControlResult {
         public var files: [UndoneFile]
         public var skipped: [Skipped]
@@ -73,6 +73,7 @@ public struct UndoMethod: ControlMethod {
                 member("versions", .array(file.versions.map { .number(String($0)) })),
             ]
             if let revision = file.revision { members.append(member("revision", .number(String(revision)))) }
+            if let from = file.from { members.append(member("from", .string(from))) }
             if let copy = file.copy { members.append(member("copy", .string(copy))) }
             if let diff = file.diff { members.append(member("diff", .string(diff))) }
             return .object(members)
@@ -95,7 +96,7 @@ public struct UndoMethod: ControlMethod {
                 files.append(
                     UndoneFile(
                         path: try fields.string("path"), action: action, revision: try fields.optionalInt("revision"),
-                        copy: try fields.optionalString("copy"), diff: try fields.optionalString("diff"), versions: versions))
+                        from: try fields.optionalString("from"), copy: try fields.optionalString("copy"), diff: try fields.optionalString("diff"), versions: versions))
             }
             var skipped: [Skipped] = []
             for item in try result.optionalArray("skipped") ?? [] {

@@ -13,9 +13,15 @@ extension VersionHistory {
             try database.withStore { store throws(HistoryError) in
                 var paths: [String] = []
                 var seen = PathSet()
+                // Names a file was moved away from, newest first: what they held before that
+                // belongs to the file's history at its new name, which follows the move back.
+                var movedAway = PathSet()
                 for version in try store.versions(below: folder) {
                     if let since, version.time < since { break }
-                    guard writer.matches(version) || writer.isAmong(version), seen.insert(version.path) else { continue }
+                    defer { if version.kind == .moved, let from = version.from { movedAway.insert(from) } }
+                    guard writer.matches(version) || writer.isAmong(version), !movedAway.contains(version.path),
+                        seen.insert(version.path)
+                    else { continue }
                     paths.append(version.path)
                 }
                 var found: [(path: String, history: [UndoPlan.Entry])] = []

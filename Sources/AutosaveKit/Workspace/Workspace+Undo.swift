@@ -12,6 +12,9 @@ public struct UndoneFile: Sendable, Equatable {
         /// Taking the writer's changes back overlapped a later edit: the file was left as it is,
         /// and `copy` holds it as it was before the writer's first change.
         case collided
+        /// The writer had moved it from `path` to `from`: it is back at `path` (its changes since
+        /// taken back too), and gone from `from`.
+        case movedBack = "moved-back"
     }
 
     public var path: String
@@ -20,15 +23,21 @@ public struct UndoneFile: Sendable, Equatable {
     public var revision: Int?
     /// A collision's conflict copy, as the log names it (nil when none was written: a dry run).
     public var copy: String?
+    /// For `movedBack`: the name the file is taken from.
+    public var from: String?
     /// The unified diff from the file now to the file undone (a dry run's, or a collision's:
     /// what the undo would have written without it).
     public var diff: String?
     /// The writer's versions taken back, newest first.
     public var versions: [Int64]
 
-    public init(path: String, action: Action, revision: Int? = nil, copy: String? = nil, diff: String? = nil, versions: [Int64]) {
+    public init(
+        path: String, action: Action, revision: Int? = nil, from: String? = nil, copy: String? = nil, diff: String? = nil,
+        versions: [Int64]
+    ) {
         self.path = path
         self.action = action
+        self.from = from
         self.revision = revision
         self.copy = copy
         self.diff = diff
@@ -66,6 +75,24 @@ extension Workspace {
             switch plan.outcome {
             case .unchanged:
                 continue
+            case .write(let bytes) where plan.movesBackTo != nil:
+                let oldName = plan.movesBackTo ?? path
+                if (try? await read(oldName))?.content != nil {
+                    skipped.append((path, plan.undone.last ?? 0, "moved from \(oldName), where a file is now: not moved back"))
+                    continue
+                }
+                var file = UndoneFile(path: oldName, action: .movedBack, from: path, versions: plan.undone)
+                if dryRun {
+                    file.diff = Self.diff(path, from: current, to: nil) + Self.diff(oldName, from: nil, to: bytes)
+                } else {
+                    let edit = try await accept(oldName, bytes, createParents: true)
+                    announceEdit(of: oldName, revision: edit.revision, by: "undo")
+                    edits.append(edit)
+                    announceEdit(of: path, revision: try await remove(path), by: "undo")
+                    file.revision = edit.revision
+                    saved += [oldName, path]
+                }
+                files.append(file)
             case .write(let bytes):
                 var file = UndoneFile(path: path, action: .written, versions: plan.undone)
                 if dryRun {

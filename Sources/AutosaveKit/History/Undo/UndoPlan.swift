@@ -39,12 +39,16 @@ public struct UndoPlan: Sendable, Equatable {
     public var outcome: Outcome
     /// The writer's versions taken back, newest first.
     public var undone: [Int64] = []
-    /// The writer's versions left alone, and why (a move, a save shared with other writers, a
-    /// change history has no version before).
+    /// Where the file goes back to: the writer moved it here from there, and nobody changed it
+    /// since. The outcome's content is then for that name, and the file at this one goes.
+    public var movesBackTo: String?
+    /// The writer's versions left alone, and why (a move of a file changed since, a save shared
+    /// with other writers, a change history has no version before).
     public var skipped: [(id: Int64, reason: String)] = []
 
     public static func == (lhs: UndoPlan, rhs: UndoPlan) -> Bool {
         lhs.outcome == rhs.outcome && lhs.undone == rhs.undone && lhs.skipped.map(\.id) == rhs.skipped.map(\.id)
+            && lhs.movesBackTo == rhs.movesBackTo
     }
 
     /// The kinds that are a writer's change of the file (a baseline or a conflict copy is not).
@@ -71,7 +75,14 @@ public struct UndoPlan: Sendable, Equatable {
                 continue
             }
             if entry.version.kind == .moved {
-                skipped.append((entry.version.id, "a move is not reversed"))
+                // Back to its old name, once the writer's later changes are taken back and if
+                // nobody else changed the file since (then it is the bytes the move carried).
+                guard let from = entry.version.from, text != nil, text == entry.content, movesBackTo == nil else {
+                    skipped.append((entry.version.id, "moved from \(entry.version.from ?? "?"), and changed since: not moved back"))
+                    continue
+                }
+                movesBackTo = from
+                undone.append(entry.version.id)
                 continue
             }
             guard Self.changes.contains(entry.version.kind) else { continue }
@@ -94,7 +105,7 @@ public struct UndoPlan: Sendable, Equatable {
             text = reverted
             undone.append(entry.version.id)
         }
-        guard !undone.isEmpty, text != current else { return }
+        guard !undone.isEmpty, text != current || movesBackTo != nil else { return }
         outcome = text.map(Outcome.write) ?? .remove
     }
 
