@@ -11,7 +11,10 @@ extension CodingAgentSession {
         let limit = try input.integer("limit") ?? 50
         guard limit > 0 else { throw ToolFailure("`limit` must be at least 1, got \(limit)") }
         let versions = try await request(HistoryMethod(path: path, limit: limit, isDeletedOnly: false)).versions
-        var lines = ["\(versions.count) version(s) of \(path), newest first (id · time · who · kind · bytes · lines):"]
+        var lines = [
+            "\(versions.count) version(s) of \(path), newest first (id · time · who · kind · bytes · lines); "
+                + "this session writes as \(clientName):"
+        ]
         for version in versions {
             var line = "\(version.id) · \(version.timestamp) · \(version.who) · \(version.kind.rawValue)"
             line += " · \(version.size.map(String.init) ?? "-")"

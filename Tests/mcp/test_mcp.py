@@ -393,7 +393,8 @@ class HistoryToolTests(MCPTestCase):
             failed, listed = await self.call(mine, "history", path="a.py")
             self.assertFalse(failed, listed)
             self.assertIn("· cli ·", listed)
-            self.assertRegex(listed, r"· mcp:[^ ]+#\d+ ·")
+            session = re.search(r"this session writes as (mcp:[^ ]+#\d+):", listed).group(1)
+            self.assertIn(f"· {session} ·", listed, "its own versions carry the session's name")
 
             failed, preview = await self.call(mine, "undo_my_changes", dry_run=True)
             self.assertFalse(failed, preview)
