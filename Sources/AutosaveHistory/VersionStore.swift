@@ -12,7 +12,7 @@ import Glibc
 ///     versions(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, time INTEGER, who TEXT, kind TEXT,
 ///              content INTEGER NULL REFERENCES contents(id), from_path TEXT NULL, program TEXT NULL,
 ///              pid INTEGER NULL, added INTEGER NULL, removed INTEGER NULL, parent INTEGER NULL)
-///         index (path, id), index (content)
+///         index (path, id), index (content), index (path, id) of the moves only (`movesIndex`)
 ///
 /// `PRAGMA application_id` marks the file as ours and `PRAGMA user_version` is the schema's
 /// version (3): another program's database, or a version this code does not know, is `corrupt`,
