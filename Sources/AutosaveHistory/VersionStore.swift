@@ -70,6 +70,9 @@ public final class VersionStore {
     var database: SQLiteDatabase?
     /// Decoded contents, so the next version of a file finds its base without decoding it.
     var cache = ContentCache(budget: 8 << 20)
+    /// What the frames inside a chain are decoded through; kept between reads up to 4 MiB (two
+    /// versions of a 2 MiB file).
+    let chainBuffers = ChainBuffers(keptBytes: 4 << 20)
     let zstd: Zstd.Contexts
     /// Whether versions were recorded since the last `sync()`.
     var hasUnsyncedVersions = false
