@@ -54,6 +54,11 @@ public final class ControlClient: Sendable {
         } catch {
             throw .peerUnknown(socketPath: socketPath, reason: "\(error)")
         }
+        try admit(credentials, socketPath: socketPath)
+    }
+
+    /// Refuses a peer that is neither this user nor root.
+    static func admit(_ credentials: CAutosaveShims_PeerCredentials, socketPath: String) throws(ControlClientError) {
         guard credentials.uid == geteuid() || credentials.uid == 0 else {
             throw .anotherUsersSocket(socketPath: socketPath, uid: credentials.uid, pid: credentials.pid)
         }
@@ -89,8 +94,16 @@ public final class ControlClient: Sendable {
         }
     }
 
+    /// A request's line, newline included: the client's only request on its connection, id 1.
+    static func requestLine(_ method: RPCMethod, _ params: [JSONMember]) -> String {
+        JSONValue.object([
+            member("jsonrpc", .string("2.0")), member("id", .number("1")), member("method", .string(method.rawValue)),
+            member("params", .object(params)),
+        ]).jsonText + "\n"
+    }
+
     /// The answer's result as `Method` reads it.
-    private static func read<Method: ControlMethod>(_ method: Method.Type, _ result: JSONValue) throws(ControlClientError) -> Method.Result {
+    static func read<Method: ControlMethod>(_ method: Method.Type, _ result: JSONValue) throws(ControlClientError) -> Method.Result {
         do {
             return try Method.Result(json: result)
         } catch {
@@ -104,27 +117,23 @@ public final class ControlClient: Sendable {
     ) async throws -> ControlAnswer<JSONValue> {
         var params = params
         if let content { params.append(member("contentBytes", .number(String(content.count)))) }
-        let request = JSONValue.object([
-            member("jsonrpc", .string("2.0")), member("id", .number("1")), member("method", .string(method.rawValue)),
-            member("params", .object(params)),
-        ])
         // The line, then the content from where it was read: one write, no copy of the content.
         do {
-            try await outbound.write(contentsOf: [ByteBuffer(string: request.jsonText + "\n")] + (content.map { [$0.buffer] } ?? []))
+            try await outbound.write(contentsOf: [ByteBuffer(string: Self.requestLine(method, params))] + (content.map { [$0.buffer] } ?? []))
         } catch {
             // An agent that cannot serve this client answers unasked and closes (`outOfDescriptors`),
             // maybe before the request went out: that answer, read already, says why; the write's error does not.
             var refusal: ControlClientError?
             do {
                 for try await frame in inbound where refusal == nil {
-                    if case .object(let members)? = try? Self.parse(frame) { refusal = Self.refusal(in: members) }
+                    if case .object(let members)? = try? Self.parse(frame.line) { refusal = Self.refusal(in: members) }
                 }
             } catch {}
             throw refusal ?? error
         }
         var answer: ControlAnswer<JSONValue>?
         for try await frame in inbound {
-            guard case .object(let members) = try Self.parse(frame) else { continue }
+            guard case .object(let members) = try Self.parse(frame.line) else { continue }
             if let refusal = Self.refusal(in: members) { throw refusal }
             if let value = members.first(where: { $0.key == "result" })?.value {
                 answer = ControlAnswer(result: value, content: frame.content)
@@ -141,13 +150,13 @@ public final class ControlClient: Sendable {
         return answer
     }
 
-    /// A frame's line as JSON, read where the socket put it: a long answer is not copied out first.
-    private static func parse(_ frame: ControlFrame) throws(JSONReader.SyntaxError) -> JSONValue {
-        try frame.line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }.get()
+    /// A line as JSON, read where the socket put it: a long answer is not copied out first.
+    static func parse(_ line: ByteBuffer) throws(JSONReader.SyntaxError) -> JSONValue {
+        try line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }.get()
     }
 
     /// The agent's error, when the message is one.
-    private static func refusal(in members: [JSONMember]) -> ControlClientError? {
+    static func refusal(in members: [JSONMember]) -> ControlClientError? {
         guard let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error else { return nil }
         let message = body.first { $0.key == "message" }?.value
         return .refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")
@@ -166,6 +175,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
     case refused(String)
     /// The agent closed the connection before answering.
     case disconnected
+    /// The connection ended `received` bytes into the `announced` raw bytes after the answer.
+    case truncated(received: Int, announced: Int)
     /// The agent's answer to `method` is not its result: `reason` names the member.
     case unreadableAnswer(method: String, reason: String)
     /// The process listening at `socketPath` runs as another user (`uid`, process `pid`): nothing
@@ -186,6 +197,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
         return switch self {
         case .refused(let message): message
         case .disconnected: "the agent closed the connection before answering"
+        case .truncated(let received, let announced):
+            "the agent closed the connection \(received) bytes into the \(announced) of its answer"
         case .unreadableAnswer(let method, let reason):
             "the agent's answer to `\(method)` cannot be read (\(reason)); is it an agent of another version? Restart it with `autosave run`"
         case .anotherUsersSocket(let socketPath, let uid, let pid):
@@ -201,6 +214,14 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
     /// Whether connecting failed: nothing listens there, or the path cannot be reached.
     public var isUnreachable: Bool {
         if case .unreachable = self { true } else { false }
+    }
+
+    /// Whether it came before anything was sent: connecting, or finding out who listens there.
+    public var isConnecting: Bool {
+        switch self {
+        case .unreachable, .anotherUsersSocket, .peerUnknown: true
+        case .refused, .disconnected, .truncated, .unreadableAnswer: false
+        }
     }
 
     /// What to do about a socket of another user, for a message that already said whose it is.

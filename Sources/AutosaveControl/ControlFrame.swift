@@ -71,6 +71,27 @@ public struct FrameReader: Sendable {
     /// - Throws: `FramingError` when the stream cannot be framed any more.
     public mutating func next(from buffer: inout ByteBuffer) throws(FramingError) -> ControlFrame? {
         if pending != nil { return takeContent(from: &buffer) }
+        guard let (line, announcement) = try nextLine(from: &buffer) else { return nil }
+        guard let (announced, id) = announcement else { return ControlFrame(line: line) }
+        // A copy of the line: a slice would pin the socket's buffer while megabytes arrive.
+        let content = [UInt8](unsafeUninitializedCapacity: announced) { storage, initialized in
+            LargeMemory.adviseHugePages(UnsafeMutableRawBufferPointer(storage))
+            initialized = 0
+        }
+        pending = PendingContent(line: ByteBuffer(buffer: line), id: id, content: content, announced: announced)
+        return takeContent(from: &buffer)
+    }
+
+    /// The next complete line in `buffer` (consumed with its newline), and the raw byte count it
+    /// announces with the message's id (nil: none); nil when more bytes are needed.
+    ///
+    /// The raw bytes are left in `buffer` for the caller, who hands them on as they arrive (a
+    /// client printing a large answer) instead of having `next(from:)` gather them into a frame;
+    /// the two are not mixed on one stream.
+    /// - Throws: `FramingError` when the stream cannot be framed any more.
+    public mutating func nextLine(
+        from buffer: inout ByteBuffer
+    ) throws(FramingError) -> (line: ByteBuffer, announcement: (count: Int, id: JSONValue?)?)? {
         let unsearched = buffer.readableBytesView.dropFirst(searched)
         guard let newline = unsearched.firstIndex(of: UInt8(ascii: "\n")) else {
             searched = buffer.readableBytes
@@ -82,15 +103,9 @@ public struct FrameReader: Sendable {
         guard length <= limit else { throw .lineTooLong }
         let line = buffer.readSlice(length: length)!
         buffer.moveReaderIndex(forwardBy: 1)
-        guard let (announced, id) = try announcement(in: line) else { return ControlFrame(line: line) }
+        guard let (announced, id) = try announcement(in: line) else { return (line, nil) }
         guard announced <= limit - length else { throw .contentTooLarge(id: id, announced: announced) }
-        // A copy of the line: a slice would pin the socket's buffer while megabytes arrive.
-        let content = [UInt8](unsafeUninitializedCapacity: announced) { storage, initialized in
-            LargeMemory.adviseHugePages(UnsafeMutableRawBufferPointer(storage))
-            initialized = 0
-        }
-        pending = PendingContent(line: ByteBuffer(buffer: line), id: id, content: content, announced: announced)
-        return takeContent(from: &buffer)
+        return (line, (announced, id))
     }
 
     /// At the end of the stream: the last line even without its newline.

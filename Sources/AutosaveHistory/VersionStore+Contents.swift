@@ -13,17 +13,22 @@ extension VersionStore {
     /// The bytes of content `id`: its frame decoded against its base's bytes, decoded the same way,
     /// down to a keyframe or a content still in the cache.
     ///
+    /// The frames inside the chain are decoded through `chainBuffers`, unchecked; the last one
+    /// into the bytes returned, checked by zstd's checksum and then against the digest recorded.
+    /// Only those bytes are kept in the cache: a content inside the chain was checked by nothing
+    /// of its own, and most reads of old versions are of one version, far from the next.
+    ///
     /// - Throws: `HistoryError.compression` when a frame does not decode, or the result's digest is
     ///   not the one recorded; `.corrupt` when a content of the chain is missing or refers forward
     ///   (rows the schema's foreign keys should have kept); `.sqlite` when reading fails.
     func bytes(ofContent id: Int64) throws(HistoryError) -> [UInt8] {
         if let bytes = cache.bytes(of: id) { return bytes }
         var chain: [ContentRow] = []
-        var decoded: [UInt8]?
+        var start: [UInt8]?
         var next: Int64? = id
         while let current = next {
             if current != id, let bytes = cache.bytes(of: current) {
-                decoded = bytes
+                start = bytes
                 break
             }
             guard let row = try contentRow(current) else {
@@ -37,23 +42,39 @@ extension VersionStore {
             chain.append(row)
             next = row.base
         }
-        for row in chain.reversed() {
-            do {
-                decoded = try zstd.decompress(row.data, prefix: decoded, size: row.size)
-            } catch {
-                throw .compression(detail: "content \(row.id) does not decode: \(Self.detail(of: error))")
+        guard let wanted = chain.first else { return [] }
+        defer { chainBuffers.trim() }
+        let bytes = try Zstd.withBytes(of: start) { (start: UnsafeRawBufferPointer?) throws(HistoryError) -> [UInt8] in
+            var prefix = start
+            // Oldest first; the buffers take turns, each frame's base being in the other one.
+            for (index, row) in chain.dropFirst().reversed().enumerated() {
+                let output = chainBuffers.buffer(index % 2, holding: row.size + 1)
+                try decoding(row) { () throws(HistoryError) in
+                    try zstd.decompress(row.data, prefix: prefix, into: output, size: row.size, checksum: false)
+                }
+                prefix = UnsafeRawBufferPointer(rebasing: output[..<row.size])
             }
-            // Every content of the chain is kept: the next read of a neighbouring version, or the
-            // next record of this file, starts from it.
-            if let decoded, row.id != id { cache.keep(decoded, as: row.id) }
+            return try decoding(wanted) { () throws(HistoryError) in
+                try zstd.decompress(wanted.data, prefix: prefix, size: wanted.size, checksum: true)
+            }
         }
-        guard let bytes = decoded, let wanted = chain.first else { return [] }
         guard hash(bytes) == wanted.digest else {
             throw .compression(
                 detail: "content \(id) decodes to \(bytes.count) bytes that are not the ones recorded (digest differs)")
         }
         cache.keep(bytes, as: id)
         return bytes
+    }
+
+    /// What `body` returns; its compression error names content `row`.
+    private func decoding<Result>(
+        _ row: ContentRow, _ body: () throws(HistoryError) -> Result
+    ) throws(HistoryError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw .compression(detail: "content \(row.id) does not decode: \(Self.detail(of: error))")
+        }
     }
 
     /// The id of the stored content whose bytes are `bytes`; nil when none is.

@@ -174,6 +174,7 @@ extension VersionStore {
             }
         }
         try execute(database, stampsSchema)
+        try execute(database, movesIndex)
     }
 
     // MARK: - Helpers

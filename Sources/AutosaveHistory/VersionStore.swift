@@ -12,7 +12,7 @@ import Glibc
 ///     versions(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT, time INTEGER, who TEXT, kind TEXT,
 ///              content INTEGER NULL REFERENCES contents(id), from_path TEXT NULL, program TEXT NULL,
 ///              pid INTEGER NULL, added INTEGER NULL, removed INTEGER NULL, parent INTEGER NULL)
-///         index (path, id), index (content)
+///         index (path, id), index (content), index (path, id) of the moves only (`movesIndex`)
 ///
 /// `PRAGMA application_id` marks the file as ours and `PRAGMA user_version` is the schema's
 /// version (3): another program's database, or a version this code does not know, is `corrupt`,
@@ -70,6 +70,9 @@ public final class VersionStore {
     var database: SQLiteDatabase?
     /// Decoded contents, so the next version of a file finds its base without decoding it.
     var cache = ContentCache(budget: 8 << 20)
+    /// What the frames inside a chain are decoded through; kept between reads up to 4 MiB (two
+    /// versions of a 2 MiB file).
+    let chainBuffers = ChainBuffers(keptBytes: 4 << 20)
     let zstd: Zstd.Contexts
     /// Whether versions were recorded since the last `sync()`.
     var hasUnsyncedVersions = false

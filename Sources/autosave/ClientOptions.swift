@@ -20,47 +20,75 @@ struct ClientOptions: ParsableArguments {
     /// Connects to the agent, or prints why not and exits: 3 when none is running, 4 when the
     /// folder's agent, or the socket named, is another user's.
     func connect() async throws -> ControlClient {
-        let here = FileManager.default.currentDirectoryPath
-        let path: String
-        let route: String
-        if let socket {
-            (path, route) = (socket, "named by --socket")
-        } else if let variable = ProcessInfo.processInfo.environment["AUTOSAVE_SOCKET"] {
-            (path, route) = (variable, "named by AUTOSAVE_SOCKET")
-        } else {
-            switch Self.discover(from: here) {
-            case nil:
-                printError("no agent is running for \(here); start one with `autosave run`")
-                throw Self.noAgent
-            case .anotherUser(let agent):
-                printError(agent.description)
-                throw Self.anotherUsersAgent
-            case .socket(let found, let pointer):
-                (path, route) = (found, pointer.map { "named by \($0)" } ?? "found in \(PathText.parent(of: found))")
-            }
-        }
+        let (path, route) = try socketPath()
         do {
             return try await ControlClient(socketPath: path)
-        } catch let error as ControlClientError {
-            switch error {
-            case .anotherUsersSocket:
-                printError(error.description(route: route) + ". " + ControlClientError.anotherUsersSocketAdvice)
-                throw Self.anotherUsersAgent
-            case .unreachable(_, EACCES):
-                printError(
-                    "cannot reach the socket \(path) (\(route)): permission denied, so a directory on the way is closed to you "
-                        + "(\(UserNames.describe(geteuid()))); if an agent listens there it is another user's")
-                throw Self.noAgent
-            case .unreachable:
-                printError("no agent is running for \(here) (nothing listens on \(path)); start one with `autosave run`")
-                throw Self.noAgent
-            default:
-                printError(error.description(route: route))
-                throw ExitStatus.failure
-            }
         } catch {
-            printError("no agent is running for \(here) (nothing listens on \(path): \(error)); start one with `autosave run`")
+            throw Self.failure(error, path: path, route: route)
+        }
+    }
+
+    /// Sends one request over a blocking connection (no event loop, no thread) and hands the raw
+    /// bytes after its answer to `sink` as they arrive: for a command that prints a large answer.
+    /// Prints why it failed and exits as `connect()` and `call` do.
+    ///
+    /// - Returns: the result, and how many raw bytes went to `sink` (nil: none were announced).
+    func call<Method: ControlMethod>(
+        _ request: Method, streamingContentTo sink: (UnsafeRawBufferPointer) -> Void
+    ) throws -> (result: Method.Result, contentBytes: Int?) {
+        let (path, route) = try socketPath()
+        do {
+            return try BlockingControlClient.call(request, socketPath: path, sink: sink)
+        } catch let error as ControlClientError where error.isConnecting {
+            throw Self.failure(error, path: path, route: route)
+        } catch {
+            printError("\(error)")
+            throw ExitStatus.failure
+        }
+    }
+
+    /// The agent's socket and what named it (`--socket`, `AUTOSAVE_SOCKET`, a pointer file, or
+    /// the state directory found walking up), or prints why there is none and exits: 3 when no
+    /// agent runs for this folder, 4 when its agent is another user's.
+    private func socketPath() throws -> (path: String, route: String) {
+        if let socket { return (socket, "named by --socket") }
+        if let variable = ProcessInfo.processInfo.environment["AUTOSAVE_SOCKET"] { return (variable, "named by AUTOSAVE_SOCKET") }
+        let here = FileManager.default.currentDirectoryPath
+        switch Self.discover(from: here) {
+        case nil:
+            printError("no agent is running for \(here); start one with `autosave run`")
             throw Self.noAgent
+        case .anotherUser(let agent):
+            printError(agent.description)
+            throw Self.anotherUsersAgent
+        case .socket(let found, let pointer):
+            return (found, pointer.map { "named by \($0)" } ?? "found in \(PathText.parent(of: found))")
+        }
+    }
+
+    /// Prints why connecting to `path` failed; the exit status to throw: 4 for another user's
+    /// socket, 3 when nothing (of this user's) listens there, 1 otherwise.
+    private static func failure(_ error: any Error, path: String, route: String) -> any Error {
+        let here = FileManager.default.currentDirectoryPath
+        guard let error = error as? ControlClientError else {
+            printError("no agent is running for \(here) (nothing listens on \(path): \(error)); start one with `autosave run`")
+            return noAgent
+        }
+        switch error {
+        case .anotherUsersSocket:
+            printError(error.description(route: route) + ". " + ControlClientError.anotherUsersSocketAdvice)
+            return anotherUsersAgent
+        case .unreachable(_, EACCES):
+            printError(
+                "cannot reach the socket \(path) (\(route)): permission denied, so a directory on the way is closed to you "
+                    + "(\(UserNames.describe(geteuid()))); if an agent listens there it is another user's")
+            return noAgent
+        case .unreachable:
+            printError("no agent is running for \(here) (nothing listens on \(path)); start one with `autosave run`")
+            return noAgent
+        default:
+            printError(error.description(route: route))
+            return ExitStatus.failure
         }
     }
 

@@ -65,12 +65,14 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: VersionArgument.help, completion: .file(), transform: VersionArgument.init(parsing:)) var version: VersionArgument
 
     func run() async throws {
-        let answer = try await client.call(ShowMethod(path: ClientOptions.absolute(version.path), version: version.selector, isRaw: true), content: nil)
-        guard let content = answer.content else {
+        // The bytes go to standard output as they come off the socket, over a plain blocking
+        // connection: a 1 MB version is never held whole, and no event loop is started.
+        let request = ShowMethod(path: ClientOptions.absolute(version.path), version: version.selector, isRaw: true)
+        let answer = try client.call(request, streamingContentTo: StandardOutput.write)
+        guard answer.contentBytes != nil else {
             printError("version \(answer.result.version.id) of \(answer.result.version.path) is its removal: it holds no content (`autosave show \(version.path)@-1` is what it removed)")
             throw ExitStatus.failure
         }
-        StandardOutput.write(content)
     }
 }
 

@@ -8,10 +8,16 @@ import Glibc
 enum StandardOutput {
     /// Writes all of `bytes`, or exits 0 if the reader has closed the pipe.
     static func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Writes all of `bytes`, or exits 0 if the reader has closed the pipe.
+    static func write(_ bytes: UnsafeRawBufferPointer) {
+        _ = ignoresBrokenPipe
         fflush(nil)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            let written = Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { exit(0) }
@@ -20,4 +26,8 @@ enum StandardOutput {
             offset += written
         }
     }
+
+    /// SIGPIPE ignored, once, before the first write: a reader gone away is then EPIPE here,
+    /// which ends the command with 0. NIO ignores it when it starts, but `show` does not start NIO.
+    private static let ignoresBrokenPipe: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 }

@@ -19,6 +19,7 @@ import Testing
             var content: [UInt8]?
             var from: String?
             var parent: Int64?
+            var time: Int64
         }
 
         var entries: [Entry] = []
@@ -95,7 +96,10 @@ import Testing
         for step in 0..<(30 + random.below(40)) {
             let path = Self.paths[random.below(Self.paths.count)]
             let previous = model.latest(path)?.content ?? []
-            var version = VersionInput(path: path, content: nil, kind: .saved, who: "cli", time: Int64(step))
+            // Now and then a time earlier than the one before (a clock set back): a file's version at
+            // a moment is the newest recorded at or before it, not the one with the latest time.
+            let time = random.below(8) == 0 ? Int64(random.below(step + 1)) : Int64(step)
+            var version = VersionInput(path: path, content: nil, kind: .saved, who: "cli", time: time)
             let choice = random.below(100)
             switch choice {
             case 0..<45:
@@ -147,7 +151,8 @@ import Testing
             #expect(made.parent == parent, "\(label), step \(step): the copy's parent")
             model.entries.append(
                 .init(
-                    id: made.id, path: path, kind: version.kind, content: expected.content, from: version.from, parent: parent))
+                    id: made.id, path: path, kind: version.kind, content: expected.content, from: version.from,
+                    parent: parent, time: version.time))
         }
 
         for entry in model.entries {
@@ -160,12 +165,35 @@ import Testing
         for path in Self.paths {
             #expect(try store.versions(of: path).map(\.id) == model.history(of: path), "\(label): history of \(path)")
             #expect(try store.latest(of: path)?.id == model.latest(path)?.id, "\(label): latest of \(path)")
+            try expectPicks(of: path, in: store, as: model, label)
         }
         #expect(try store.deleted(below: "").map(\.id) == model.deleted(), "\(label): deleted")
         #expect(try store.versions(below: "d").map(\.id) == model.below("d"), "\(label): below d")
         #expect(
             try store.versions(below: "").map(\.id) == Array(model.entries.map(\.id).reversed()), "\(label): everything"
         )
+    }
+
+    /// One version of `path` picked by id, by place and by time is the one the model's history
+    /// of it holds there, and none is picked where it holds none. A place or a time counts only
+    /// what the file held: conflict copies are picked by id alone.
+    func expectPicks(of path: String, in store: VersionStore, as model: Model, _ label: String) throws {
+        let history = model.history(of: path)
+        for entry in model.entries {
+            let expected = history.contains(entry.id) ? entry.id : nil
+            #expect(try store.version(of: path, id: entry.id)?.id == expected, "\(label): \(path)@\(entry.id)")
+        }
+        let entries = Dictionary(uniqueKeysWithValues: model.entries.map { ($0.id, $0) })
+        let held = history.filter { entries[$0]?.kind != .conflictCopy }
+        for count in 0...held.count {
+            let expected = count < held.count ? held[count] : nil
+            #expect(try store.version(of: path, back: count)?.id == expected, "\(label): \(path)@-\(count)")
+        }
+        // Times are the steps: every one, and one before the first and after the last.
+        for moment in Int64(-1)...((model.entries.map(\.time).max() ?? 0) + 1) {
+            let expected = held.first { (entries[$0]?.time ?? .max) <= moment }
+            #expect(try store.version(of: path, atOrBefore: moment)?.id == expected, "\(label): \(path) at \(moment)")
+        }
     }
 
     /// A random edit of `bytes`: an insertion, a deletion or a replacement (random bytes, NULs

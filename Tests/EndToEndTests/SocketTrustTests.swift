@@ -20,9 +20,10 @@ struct SocketTrustTests {
     /// A socket another user planted, reached through `--socket`, `AUTOSAVE_SOCKET` or a pointer
     /// file a cloned repository shipped: the CLI must refuse it before sending a byte, say whose it
     /// is, and exit 4. Before the fix the CLI sent the user's text to it and printed its fake
-    /// `{"revision":1}` with exit status 0.
-    @Test(arguments: Route.allCases)
-    func aSocketOfAnotherUserIsRefusedBeforeAnythingIsSent(_ route: Route) async throws {
+    /// `{"revision":1}` with exit status 0. `show` connects without NIO, with its own blocking
+    /// connection: the same check.
+    @Test(arguments: Route.allCases, ["write", "show"])
+    func aSocketOfAnotherUserIsRefusedBeforeAnythingIsSent(_ route: Route, _ command: String) async throws {
         let base = try TemporaryDirectory()
         chmod(base.path, 0o755)
         let nest = try OtherUser.directory(base.url("theirs"))
@@ -31,7 +32,7 @@ struct SocketTrustTests {
         try base.makeDirectory("project")
         let project = base.url("project")
         let input = try base.write("input.txt", "my secret text\n")
-        var arguments = ["write", "notes.txt", "--from", input]
+        var arguments = command == "show" ? ["show", "notes.txt@-1"] : ["write", "notes.txt", "--from", input]
         var executable = AgentProcess.binary
         switch route {
         case .option:

@@ -90,26 +90,70 @@ enum Zstd {
         /// - Throws: `HistoryError.compression` when the frame is damaged, does not match the prefix
         ///   or the size, or its checksum does not match.
         func decompress(_ frame: [UInt8], prefix: [UInt8]?, size: Int) throws(HistoryError) -> [UInt8] {
+            try Zstd.withBytes(of: prefix) { (prefix: UnsafeRawBufferPointer?) throws(HistoryError) -> [UInt8] in
+                try decompress(frame, prefix: prefix, size: size, checksum: true)
+            }
+        }
+
+        /// The `size` bytes the frame holds, decompressed against `prefix` into a new array.
+        ///
+        /// - Parameter checksum: whether the frame's checksum is checked (see `decompress(_:prefix:into:size:checksum:)`).
+        /// - Throws: `HistoryError.compression`, as `decompress(_:prefix:size:)`.
+        func decompress(
+            _ frame: [UInt8], prefix: UnsafeRawBufferPointer?, size: Int, checksum: Bool
+        ) throws(HistoryError) -> [UInt8] {
+            var failure: HistoryError?
+            // Uninitialised: zstd writes every byte, and zeroing 1 MiB first cost as much as a delta's decoding.
+            // One byte more than expected, so that a frame holding more than `size` is caught.
+            let output = [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, count in
+                do throws(HistoryError) {
+                    try decompress(frame, prefix: prefix, into: UnsafeMutableRawBufferPointer(buffer), size: size, checksum: checksum)
+                    count = size
+                } catch {
+                    failure = error
+                    count = 0
+                }
+            }
+            if let failure { throw failure }
+            return output
+        }
+
+        /// Decompresses the frame against `prefix` into the first `size` bytes of `output`, which
+        /// holds at least `size + 1` (so that a frame holding more than `size` is caught).
+        ///
+        /// - Parameter checksum: whether the frame's checksum is checked. A frame inside a chain,
+        ///   whose bytes only serve as the next frame's prefix, need not be: what it decodes to is
+        ///   checked through the chain's last content (its checksum and its digest), and checking
+        ///   1 MiB with XXH64 cost more than decoding a one-line delta. A library that refuses to
+        ///   skip it checks it.
+        /// - Throws: `HistoryError.compression` when the frame is damaged, does not match the prefix
+        ///   or the size, or (when checked) its checksum does not match.
+        func decompress(
+            _ frame: [UInt8], prefix: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer, size: Int,
+            checksum: Bool
+        ) throws(HistoryError) {
+            precondition(output.count > size, "room for one byte more than the content")
             let context = decompression
             ZSTD_DCtx_reset(context, ZSTD_reset_session_and_parameters)
             try Zstd.check(
                 ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, Zstd.maximumWindowLog), "accept windows up to 2^27"
             )
-            // One byte more than expected, so that a frame holding more than `size` is caught.
-            var output = [UInt8](repeating: 0, count: size + 1)
-            let written = Zstd.run(
-                frame, into: &output, prefix: prefix,
-                reference: { ZSTD_DCtx_refPrefix(context, $0.baseAddress, $0.count) }
-            ) { source, target in
-                ZSTD_decompressDCtx(context, target.baseAddress, target.count, source.baseAddress, source.count)
+            if !checksum {
+                // ZSTD_d_forceIgnoreChecksum, a macro for this name, which Swift does not import.
+                // An error here leaves the check on, which is only slower.
+                _ = ZSTD_DCtx_setParameter(context, ZSTD_d_experimentalParam3, Int32(ZSTD_d_ignoreChecksum.rawValue))
+            }
+            if let prefix, prefix.count > 0 {
+                try Zstd.check(ZSTD_DCtx_refPrefix(context, prefix.baseAddress, prefix.count), "refer to the prefix")
+            }
+            let written = frame.withUnsafeBytes { source in
+                ZSTD_decompressDCtx(context, output.baseAddress, size + 1, source.baseAddress, source.count)
             }
             try Zstd.check(written, "decompress a frame of \(frame.count) bytes")
             guard written == size else {
                 throw .compression(
                     detail: "a frame of \(frame.count) bytes holds \(written) bytes, not the \(size) recorded")
             }
-            output.removeLast()
-            return output
         }
     }
 
@@ -156,6 +200,20 @@ enum Zstd {
         }
         guard let prefix, !prefix.isEmpty else { return run(referencing: nil) }
         return prefix.withUnsafeBytes { run(referencing: $0) }
+    }
+
+    /// Runs `body` with `bytes`' storage (nil for nil), which stays where it is until `body` returns.
+    static func withBytes<Result>(
+        of bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) throws(HistoryError) -> Result
+    ) throws(HistoryError) -> Result {
+        guard let bytes else { return try body(nil) }
+        var outcome: Result?
+        var failure: HistoryError?
+        bytes.withUnsafeBytes { raw in
+            do throws(HistoryError) { outcome = try body(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return outcome!
     }
 
     fileprivate static func check(_ result: Int, _ operation: String) throws(HistoryError) {

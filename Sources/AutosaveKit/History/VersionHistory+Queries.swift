@@ -106,19 +106,21 @@ extension VersionHistory {
         let answer = try await query {
             () throws(HistoryError) -> (versions: Int, earliest: Int64?, found: (Version, [UInt8]?)?) in
             try database.withStore { store throws(HistoryError) in
-                let versions = try store.versions(of: path)
-                // `-N` and a time count what the file held; a conflict copy never was, and is
-                // named by its id only.
-                let held = versions.filter { $0.kind != .conflictCopy }
+                // The one version, found by the index: listing 10,000 versions to pick one cost
+                // most of a `show`. `-N` and a time count what the file held: a conflict copy
+                // never was, and is named by its id only (the store's `version(of:back:)` and
+                // `version(of:atOrBefore:)` skip copies).
                 let chosen: Version?
                 switch selector {
-                case .id(let id): chosen = versions.first { $0.id == id }
-                case .back(let count): chosen = count < held.count ? held[count] : nil
-                // Newest first: the first at or before the moment is the one the file held then.
-                case .time(let moment): chosen = held.first { $0.time <= moment }
+                case .id(let id): chosen = try store.version(of: path, id: id)
+                case .back(let count): chosen = try store.version(of: path, back: count)
+                case .time(let moment): chosen = try store.version(of: path, atOrBefore: moment)
                 }
-                guard let chosen else { return (versions.count, versions.map(\.time).min(), nil) }
-                return (versions.count, nil, (chosen, try store.content(of: chosen.id)))
+                // The count matters only when none is found.
+                if let chosen { return (1, nil, (chosen, try store.content(of: chosen.id))) }
+                // None: the list, only to say why (how many there are, how early the first is).
+                let versions = try store.versions(of: path)
+                return (versions.count, versions.map(\.time).min(), nil)
             }
         }
         guard answer.versions > 0 else { throw .noVersions(path: path) }
