@@ -139,8 +139,8 @@ extension VersionHistory {
 extension Version {
     /// When it was recorded, as RFC 3339 in UTC with milliseconds (`2026-11-27T10:00:00.123Z`).
     public var timestamp: String {
-        var text = ""
-        LogLine.appendTimestamp(Date(timeIntervalSince1970: Double(time) / 1000), to: &text)
-        return text
+        var text: [UInt8] = []
+        text.appendTimestamp(time)
+        return String(decoding: text, as: UTF8.self)
     }
 }
