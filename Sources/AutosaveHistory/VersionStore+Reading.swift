@@ -32,16 +32,22 @@ extension VersionStore {
                 // SQLite reads a negative LIMIT as none.
                 let remaining = limit.map { max(0, $0) - versions.count } ?? -1
                 guard remaining != 0 else { break }
-                let batch = try rows(
+                // Row by row into the list (10,000 versions are not an array of rows, then one
+                // of versions, then appended), up to and with a move, which goes on from its old name.
+                var move: Version?
+                try forEachRow(
                     "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE v.path = ? AND v.id < ? ORDER BY v.id DESC LIMIT ?",
-                    [.text(name), .integer(before), .integer(Int64(remaining))], storedVersion)
-                guard let move = batch.firstIndex(where: { $0.version.kind == .moved && $0.version.from != nil }) else {
-                    versions += batch.map(\.version)
-                    break
+                    [.text(name), .integer(before), .integer(Int64(remaining))]
+                ) { row throws(HistoryError) in
+                    let version = try storedVersion(row).version
+                    versions.append(version)
+                    guard version.kind == .moved, version.from != nil else { return true }
+                    move = version
+                    return false
                 }
-                versions += batch[...move].map(\.version)
-                name = batch[move].version.from ?? name
-                before = batch[move].version.id
+                guard let move, let from = move.from else { break }
+                name = from
+                before = move.id
             }
             return versions
         }
