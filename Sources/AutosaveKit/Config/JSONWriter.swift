@@ -19,7 +19,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends `token` as it is: punctuation, a literal, a key already quoted (`"path":`).
     public mutating func raw(_ token: StaticString) {
-        token.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(text: token)
     }
 
     /// Appends `text` as it is; it must be valid JSON where it goes (a number's text, say).
@@ -59,11 +59,11 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
         var runStart = 0
         for index in utf8.indices where Self.needsEscape(utf8[index]) {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            bytes.append(few: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
             escape(utf8[index])
             runStart = index + 1
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        bytes.append(few: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         bytes.append(UInt8(ascii: "\""))
     }
 

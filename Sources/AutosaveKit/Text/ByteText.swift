@@ -1,16 +1,23 @@
 /// Text, numbers and dates written straight into a byte array: without the String that
 /// `String(value)`, an interpolation or `gmtime_r` and a format make and drop for each one.
 extension [UInt8] {
-    /// Appends a literal's bytes, copied whole.
+    /// Appends `bytes`; a few are appended one by one, which costs less than the call that
+    /// copies a run (a listing or an answer is made of a hundred thousand pieces of 1 to 20 bytes).
+    mutating func append(few bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count <= 24 else { return append(contentsOf: bytes) }
+        for byte in bytes { append(byte) }
+    }
+
+    /// Appends a literal's bytes.
     mutating func append(text: StaticString) {
-        text.withUTF8Buffer { append(contentsOf: $0) }
+        text.withUTF8Buffer { append(few: $0) }
     }
 
     /// Appends a string's UTF-8, copied whole (a short string's bytes too, which are not stored
     /// where `append(contentsOf: text.utf8)` finds them and went one by one).
     mutating func append(utf8 text: String) {
         var text = text
-        text.withUTF8 { append(contentsOf: $0) }
+        text.withUTF8 { append(few: $0) }
     }
 
     /// Appends `value` in decimal, zero-padded to `minimumDigits`, a minus sign first when it is
@@ -27,7 +34,7 @@ extension [UInt8] {
                 digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             } while rest > 0 || (20 - start < minimumDigits && start > 0)
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            append(few: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
