@@ -73,10 +73,11 @@ public final class ControlClient: Sendable {
     ///
     /// Content goes as it is: no JSON escaping, no base64, one copy on each side.
     public func call<Method: ControlMethod>(_ request: Method, content: RequestContent?) async throws -> ControlAnswer<Method.Result> {
-        let answer = try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(Method.method, request.params, content: content, inbound: inbound, outbound: outbound, keepReading: nil)
+        try await channel.executeThenClose { inbound, outbound in
+            try await self.exchange(
+                Method.method, request.params, content: content, reading: Method.Result.self, inbound: inbound, outbound: outbound,
+                keepReading: nil)
         }
-        return ControlAnswer(result: try Self.read(Method.self, answer.result), content: answer.content)
     }
 
     /// Subscribes to the agent's events, and reads the connection until the agent closes it:
@@ -85,23 +86,17 @@ public final class ControlClient: Sendable {
     /// behind and is let go).
     public func subscribe(onEvent: @escaping @Sendable (_ method: String?, _ value: JSONValue) -> Void) async throws {
         _ = try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(.subscribe, SubscribeMethod().params, content: nil, inbound: inbound, outbound: outbound, keepReading: onEvent)
+            try await self.exchange(
+                .subscribe, SubscribeMethod().params, content: nil, reading: SubscribeMethod.Result.self, inbound: inbound,
+                outbound: outbound, keepReading: onEvent)
         }
     }
 
-    /// The answer's result as `Method` reads it.
-    private static func read<Method: ControlMethod>(_ method: Method.Type, _ result: JSONValue) throws(ControlClientError) -> Method.Result {
-        do {
-            return try Method.Result(json: result)
-        } catch {
-            throw .unreadableAnswer(method: Method.method.rawValue, reason: error.message)
-        }
-    }
-
-    private func exchange(
-        _ method: RPCMethod, _ params: [JSONMember], content: RequestContent?, inbound: NIOAsyncChannelInboundStream<ControlFrame>,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (String?, JSONValue) -> Void)?
-    ) async throws -> ControlAnswer<JSONValue> {
+    private func exchange<Result: ControlResult>(
+        _ method: RPCMethod, _ params: [JSONMember], content: RequestContent?, reading: Result.Type,
+        inbound: NIOAsyncChannelInboundStream<ControlFrame>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        keepReading: (@Sendable (String?, JSONValue) -> Void)?
+    ) async throws -> ControlAnswer<Result> {
         var params = params
         if let content { params.append(member("contentBytes", .number(String(content.count)))) }
         let request = JSONValue.object([
@@ -117,40 +112,26 @@ public final class ControlClient: Sendable {
             var refusal: ControlClientError?
             do {
                 for try await frame in inbound where refusal == nil {
-                    if case .object(let members)? = try? Self.parse(frame) { refusal = Self.refusal(in: members) }
+                    if case .refusal(let found)? = try? IncomingMessage<Result>(frame, answering: method) { refusal = found }
                 }
             } catch {}
             throw refusal ?? error
         }
-        var answer: ControlAnswer<JSONValue>?
+        var answer: ControlAnswer<Result>?
         for try await frame in inbound {
-            guard case .object(let members) = try Self.parse(frame) else { continue }
-            if let refusal = Self.refusal(in: members) { throw refusal }
-            if let value = members.first(where: { $0.key == "result" })?.value {
-                answer = ControlAnswer(result: value, content: frame.content)
+            switch try IncomingMessage<Result>(frame, answering: method) {
+            case .refusal(let refusal): throw refusal
+            case .answer(let result):
+                answer = ControlAnswer(result: result, content: frame.content)
                 guard let keepReading else { return answer! }
                 // A subscription: the answer says it is in place; events follow.
-                keepReading(nil, value)
-                continue
-            }
-            if let params = members.first(where: { $0.key == "params" })?.value {
-                keepReading?(members.first { $0.key == "method" }?.value.stringValue ?? "", params)
+                keepReading(nil, result.json)
+            case .notification(let method, let params): keepReading?(method, params)
+            case .other: continue
             }
         }
         guard let answer else { throw ControlClientError.disconnected }
         return answer
-    }
-
-    /// A frame's line as JSON, read where the socket put it: a long answer is not copied out first.
-    private static func parse(_ frame: ControlFrame) throws(JSONReader.SyntaxError) -> JSONValue {
-        try frame.line.withUnsafeReadableBytes { raw in Result { () throws(JSONReader.SyntaxError) in try JSONReader.parse(raw) } }.get()
-    }
-
-    /// The agent's error, when the message is one.
-    private static func refusal(in members: [JSONMember]) -> ControlClientError? {
-        guard let error = members.first(where: { $0.key == "error" })?.value, case .object(let body) = error else { return nil }
-        let message = body.first { $0.key == "message" }?.value
-        return .refused(message.flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "error")
     }
 }
 
