@@ -14,7 +14,7 @@ struct MethodOutcome: Sendable {
     init(result: JSONValue, edit: AcceptedEdit? = nil, content: TextRope? = nil) {
         var writer = JSONWriter()
         result.write(to: &writer)
-        self.init(written: writer.bytes, edit: edit, content: content)
+        self.init(written: writer.takeBytes(), edit: edit, content: content)
     }
 
     /// A result written as it is sent: a large one (`history`'s) is never a tree of values.
@@ -136,12 +136,12 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             let deleted = try await history.deleted(below: path)
             var writer = JSONWriter()
             HistoryMethod.Result(versions: request.limit.map { Array(deleted.prefix($0)) } ?? deleted, form: request.form).write(to: &writer)
-            return writer.bytes
+            return writer.takeBytes()
         }
         let text = try await history.versions(at: path, limit: request.limit, into: HistoryMethod.Result.Text(form: request.form)) {
             $0.append($1)
         }
-        return text.finished().bytes
+        return text.finished().takeBytes()
     }
 
     /// `show`: a version's bytes, as `read` gives a buffer's.

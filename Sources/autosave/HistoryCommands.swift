@@ -36,23 +36,22 @@ struct HistoryCommand: AsyncParsableCommand {
             var writer = JSONWriter(capacity: versions.count * 192)
             Version.write(versions, to: &writer)
             writer.raw("\n")
-            StandardOutput.write(writer.bytes)
+            StandardOutput.write(writer.takeBytes())
             return
         }
         let now = VersionHistory.wallClock()
         var clock = LocalClock()
         // Written in steps of 64 KiB from one buffer: a megabyte of lines held whole was a page
         // fault per 4 KiB of them.
-        var text: [UInt8] = []
-        text.reserveCapacity(1 << 16 + 4096)
+        var text = TextBytes(capacity: 1 << 16 + 4096)
         for version in versions {
             VersionLine.append(version, now: now, clock: &clock, to: &text)
             if text.count >= 1 << 16 {
-                StandardOutput.write(text)
-                text.removeAll(keepingCapacity: true)
+                text.withUnsafeBytes(StandardOutput.write)
+                text.removeAll()
             }
         }
-        StandardOutput.write(text)
+        text.withUnsafeBytes(StandardOutput.write)
     }
 }
 

@@ -8,10 +8,16 @@ import Glibc
 enum StandardOutput {
     /// Writes all of `bytes`, or exits 0 if the reader has closed the pipe.
     static func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes(write)
+    }
+
+    /// Writes all of `bytes`, or exits 0 if the reader has closed the pipe.
+    static func write(_ bytes: UnsafeRawBufferPointer) {
         fflush(nil)
+        guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { exit(0) }

@@ -11,15 +11,15 @@ import Testing
 
     func line(_ version: Version, now: Int64, clock: LocalClock = LocalClock(zone: { _ in 0 })) -> String {
         var clock = clock
-        var text: [UInt8] = []
+        var text = TextBytes()
         VersionLine.append(version, now: now, clock: &clock, to: &text)
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: text.bytes, as: UTF8.self)
     }
 
     func time(_ milliseconds: Int64, clock: inout LocalClock) -> String {
-        var text: [UInt8] = []
+        var text = TextBytes()
         clock.append(milliseconds, to: &text)
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: text.bytes, as: UTF8.self)
     }
 
     @Test func aSaveWithLineCountsAndAnOutsideChangeWithItsWriter() {

@@ -32,7 +32,7 @@ public struct LocalClock: Sendable {
     }
 
     /// `2026-11-27 10:00:03`: the local date and time of `milliseconds` since the epoch.
-    public mutating func append(_ milliseconds: Int64, to text: inout [UInt8]) {
+    public mutating func append(_ milliseconds: Int64, to text: inout TextBytes) {
         let utc = CivilDate.floorDivide(milliseconds, 1000)
         text.appendDateTime(utc + offset(at: utc), separator: UInt8(ascii: " "))
     }

@@ -157,8 +157,8 @@ extension VersionHistory {
 extension Version {
     /// When it was recorded, as RFC 3339 in UTC with milliseconds (`2026-11-27T10:00:00.123Z`).
     public var timestamp: String {
-        var text: [UInt8] = []
+        var text = TextBytes()
         text.appendTimestamp(time)
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: text.bytes, as: UTF8.self)
     }
 }

@@ -8,7 +8,7 @@ import AutosaveHistory
 public enum VersionLine {
     /// Appends the line of `version`, and its newline, to `text`; `now` (milliseconds since the
     /// epoch) is what "ago" counts back from.
-    public static func append(_ version: Version, now: Int64, clock: inout LocalClock, to text: inout [UInt8]) {
+    public static func append(_ version: Version, now: Int64, clock: inout LocalClock, to text: inout TextBytes) {
         func separator() { text.append(text: "  ") }
         text.appendDecimal(version.id)
         separator()
@@ -50,7 +50,7 @@ public enum VersionLine {
     }
 
     /// `just now`, `5 minutes ago`, `3 days ago`: the largest whole unit in `milliseconds`.
-    static func appendAgo(_ milliseconds: Int64, to text: inout [UInt8]) {
+    static func appendAgo(_ milliseconds: Int64, to text: inout TextBytes) {
         let seconds = max(0, milliseconds / 1000)
         let (count, unit): (Int64, StaticString) =
             switch seconds {
@@ -73,13 +73,13 @@ public enum VersionLine {
     /// `2026-11-27 10:00:03`, in the local time zone.
     public static func localTime(_ milliseconds: Int64) -> String {
         var clock = LocalClock()
-        var text: [UInt8] = []
+        var text = TextBytes()
         clock.append(milliseconds, to: &text)
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: text.bytes, as: UTF8.self)
     }
 
     /// `812 B`, `4.1 KiB`, `1.0 MiB`: one decimal, rounded half away from zero.
-    static func appendSize(_ count: Int, to text: inout [UInt8]) {
+    static func appendSize(_ count: Int, to text: inout TextBytes) {
         guard count >= 1024 else {
             text.appendDecimal(Int64(count))
             text.append(text: " B")
