@@ -101,8 +101,19 @@ final class AnswerQueue: Sendable {
 
 /// One message to send: a JSON line and the raw bytes its `contentBytes` announced.
 struct OutgoingMessage: Sendable {
-    var line: String
+    /// The JSON text, without its newline, as bytes in pieces sent one after another: an answer
+    /// written as bytes goes to the socket's buffer without a String, or a line, made of it.
+    var line: [[UInt8]]
     var content: TextRope? = nil
+
+    init(line: String, content: TextRope? = nil) {
+        self.init(pieces: [Array(line.utf8)], content: content)
+    }
+
+    init(pieces line: [[UInt8]], content: TextRope? = nil) {
+        self.line = line
+        self.content = content
+    }
 }
 
 /// One answer in a connection's queue: ready to send, or waiting for its edit to be durable.
@@ -131,7 +142,7 @@ enum PendingAnswer: Sendable {
                     return id.map { OutgoingMessage(line: RPCCodec.response(id: $0, error: RPCError(answering: error))) }
                 }
             }
-            return id.map { OutgoingMessage(line: RPCCodec.response(id: $0, result: outcome.result), content: outcome.content) }
+            return id.map { OutgoingMessage(pieces: RPCCodec.response(id: $0, written: outcome.result), content: outcome.content) }
         }
     }
 }

@@ -78,10 +78,11 @@ public final class ControlClient: Sendable {
     ///
     /// Content goes as it is: no JSON escaping, no base64, one copy on each side.
     public func call<Method: ControlMethod>(_ request: Method, content: RequestContent?) async throws -> ControlAnswer<Method.Result> {
-        let answer = try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(Method.method, request.params, content: content, inbound: inbound, outbound: outbound, keepReading: nil)
+        try await channel.executeThenClose { inbound, outbound in
+            try await self.exchange(
+                Method.method, request.params, content: content, reading: Method.Result.self, inbound: inbound, outbound: outbound,
+                keepReading: nil)
         }
-        return ControlAnswer(result: try Self.read(Method.self, answer.result), content: answer.content)
     }
 
     /// Subscribes to the agent's events, and reads the connection until the agent closes it:
@@ -90,7 +91,9 @@ public final class ControlClient: Sendable {
     /// behind and is let go).
     public func subscribe(onEvent: @escaping @Sendable (_ method: String?, _ value: JSONValue) -> Void) async throws {
         _ = try await channel.executeThenClose { inbound, outbound in
-            try await self.exchange(.subscribe, SubscribeMethod().params, content: nil, inbound: inbound, outbound: outbound, keepReading: onEvent)
+            try await self.exchange(
+                .subscribe, SubscribeMethod().params, content: nil, reading: SubscribeMethod.Result.self, inbound: inbound,
+                outbound: outbound, keepReading: onEvent)
         }
     }
 
@@ -111,10 +114,11 @@ public final class ControlClient: Sendable {
         }
     }
 
-    private func exchange(
-        _ method: RPCMethod, _ params: [JSONMember], content: RequestContent?, inbound: NIOAsyncChannelInboundStream<ControlFrame>,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, keepReading: (@Sendable (String?, JSONValue) -> Void)?
-    ) async throws -> ControlAnswer<JSONValue> {
+    private func exchange<Result: ControlResult>(
+        _ method: RPCMethod, _ params: [JSONMember], content: RequestContent?, reading: Result.Type,
+        inbound: NIOAsyncChannelInboundStream<ControlFrame>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        keepReading: (@Sendable (String?, JSONValue) -> Void)?
+    ) async throws -> ControlAnswer<Result> {
         var params = params
         if let content { params.append(member("contentBytes", .number(String(content.count)))) }
         // The line, then the content from where it was read: one write, no copy of the content.
@@ -126,24 +130,22 @@ public final class ControlClient: Sendable {
             var refusal: ControlClientError?
             do {
                 for try await frame in inbound where refusal == nil {
-                    if case .object(let members)? = try? Self.parse(frame.line) { refusal = Self.refusal(in: members) }
+                    if case .refusal(let found)? = try? IncomingMessage<Result>(frame, answering: method) { refusal = found }
                 }
             } catch {}
             throw refusal ?? error
         }
-        var answer: ControlAnswer<JSONValue>?
+        var answer: ControlAnswer<Result>?
         for try await frame in inbound {
-            guard case .object(let members) = try Self.parse(frame.line) else { continue }
-            if let refusal = Self.refusal(in: members) { throw refusal }
-            if let value = members.first(where: { $0.key == "result" })?.value {
-                answer = ControlAnswer(result: value, content: frame.content)
+            switch try IncomingMessage<Result>(frame, answering: method) {
+            case .refusal(let refusal): throw refusal
+            case .answer(let result):
+                answer = ControlAnswer(result: result, content: frame.content)
                 guard let keepReading else { return answer! }
                 // A subscription: the answer says it is in place; events follow.
-                keepReading(nil, value)
-                continue
-            }
-            if let params = members.first(where: { $0.key == "params" })?.value {
-                keepReading?(members.first { $0.key == "method" }?.value.stringValue ?? "", params)
+                keepReading(nil, result.json)
+            case .notification(let method, let params): keepReading?(method, params)
+            case .other: continue
             }
         }
         guard let answer else { throw ControlClientError.disconnected }

@@ -146,14 +146,17 @@ public struct FrameReader: Sendable {
 
     /// Whether `needle` occurs in `haystack`. By hand: the standard library's generic
     /// `firstRange(of:)` looked up type metadata on every call and was a tenth of the agent's
-    /// time under a stream of small requests.
+    /// time under a stream of small requests. The first byte is looked for with `memchr`, which
+    /// reads many bytes a step: a byte-by-byte loop over the 1.5 MB answer of a 10,000-version
+    /// `history` was a twentieth of the client's time.
     static func contains(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
         guard let first = needle.first, let base = haystack.baseAddress, needle.count <= haystack.count else { return false }
         return needle.withUnsafeBytes { key in
+            let last = haystack.count - key.count
             var index = 0
-            while index <= haystack.count - key.count {
-                if haystack[index] == first, memcmp(base + index, key.baseAddress!, key.count) == 0 { return true }
-                index += 1
+            while index <= last, let found = memchr(base + index, Int32(first), last - index + 1) {
+                if memcmp(found, key.baseAddress!, key.count) == 0 { return true }
+                index = base.distance(to: UnsafeRawPointer(found)) + 1
             }
             return false
         }

@@ -4,11 +4,25 @@ import FoundationEssentials
 
 /// What a method produced: its result, the edit its answer waits for, raw bytes sent after it.
 struct MethodOutcome: Sendable {
-    var result: JSONValue
+    /// The result's JSON text, written already (`ControlResult.write(to:)`).
+    var result: [UInt8]
     /// An accepted edit: the answer is sent once it is durable.
     var edit: AcceptedEdit?
     /// Raw bytes sent right after the answer's line (its `result.contentBytes`).
     var content: TextRope?
+
+    init(result: JSONValue, edit: AcceptedEdit? = nil, content: TextRope? = nil) {
+        var writer = JSONWriter()
+        result.write(to: &writer)
+        self.init(written: writer.takeBytes(), edit: edit, content: content)
+    }
+
+    /// A result written as it is sent: a large one (`history`'s) is never a tree of values.
+    init(written result: [UInt8], edit: AcceptedEdit? = nil, content: TextRope? = nil) {
+        self.result = result
+        self.edit = edit
+        self.content = content
+    }
 }
 
 /// Carries out one request against the workspace. Nothing here touches a file directly.
@@ -62,7 +76,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .subscribe:
                 // The server starts the subscription itself; the answer only says it is in place.
                 return MethodOutcome(result: SubscribeMethod.Result().json)
-            case .history: return MethodOutcome(result: try await history(try HistoryMethod(params: params, content: content)).json)
+            case .history: return MethodOutcome(written: try await history(try HistoryMethod(params: params, content: content)))
             case .show: return try await show(try ShowMethod(params: params, content: content))
             case .restore: return try await restore(try RestoreMethod(params: params, content: content))
             case .restoreDeleted:
@@ -117,15 +131,21 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
         return history
     }
 
-    /// `history`: the versions of a file or below a folder, or the removed files below a folder.
-    private func history(_ request: HistoryMethod) async throws -> HistoryMethod.Result {
+    /// `history`: the versions of a file or below a folder, or the removed files below a folder,
+    /// as the result's text: written as the versions are read, with no list of them held.
+    private func history(_ request: HistoryMethod) async throws -> [UInt8] {
         let path = try await workspace.resolveTree(request.path)
         let history = try await history()
         if request.isDeletedOnly {
             let deleted = try await history.deleted(below: path)
-            return HistoryMethod.Result(versions: request.limit.map { Array(deleted.prefix($0)) } ?? deleted)
+            var writer = JSONWriter()
+            HistoryMethod.Result(versions: request.limit.map { Array(deleted.prefix($0)) } ?? deleted, form: request.form).write(to: &writer)
+            return writer.takeBytes()
         }
-        return HistoryMethod.Result(versions: try await history.versions(at: path, limit: request.limit))
+        let text = try await history.versions(at: path, limit: request.limit, into: HistoryMethod.Result.Text(form: request.form)) {
+            $0.append($1)
+        }
+        return text.finished().takeBytes()
     }
 
     /// `show`: a version's bytes, as `read` gives a buffer's.

@@ -200,7 +200,7 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     do {
                         let outcome = try await methods.performPipelined(request)
                         if request.method == RPCMethod.shutdown.rawValue {
-                            await queue.push(.shutdownAnswer(request.id.map { RPCCodec.response(id: $0, result: outcome.result) }))
+                            await queue.push(.shutdownAnswer(request.id.map { String(decoding: RPCCodec.response(id: $0, written: outcome.result).joined(), as: UTF8.self) }))
                         } else {
                             await queue.push(.outcome(outcome, id: request.id))
                         }
@@ -283,10 +283,10 @@ actor MessageWriter {
     func send(_ messages: [OutgoingMessage]) async {
         guard !messages.isEmpty else { return }
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(messages.reduce(0) { $0 + $1.line.utf8.count + 1 + ($1.content?.count ?? 0) })
+        buffer.reserveCapacity(messages.reduce(0) { $0 + $1.line.reduce(0) { $0 + $1.count } + 1 + ($1.content?.count ?? 0) })
         buffer.withUnsafeMutableWritableBytes { LargeMemory.adviseHugePages($0) }
         for message in messages {
-            buffer.writeString(message.line)
+            for piece in message.line { buffer.writeBytes(piece) }
             buffer.writeInteger(UInt8(ascii: "\n"))
             message.content?.forEachChunk { buffer.writeBytes($0) }
         }

@@ -81,7 +81,20 @@ enum RPCCodec {
     }
 
     static func response(id: JSONValue?, result: JSONValue) -> String {
-        JSONValue.object([member("jsonrpc", .string("2.0")), member("id", id ?? .null), member("result", result)]).jsonText
+        var writer = JSONWriter()
+        result.write(to: &writer)
+        return String(decoding: response(id: id, written: writer.bytes).joined(), as: UTF8.self)
+    }
+
+    /// `response(id:result:)` of a result whose text is written already, as the pieces of its
+    /// line: the envelope's head, the result as it is, the closing brace. The socket's buffer
+    /// takes them one after another, so a result of megabytes is copied once, not twice.
+    static func response(id: JSONValue?, written result: [UInt8]) -> [[UInt8]] {
+        var head = JSONWriter(capacity: 48)
+        head.raw(#"{"jsonrpc":"2.0","id":"#)
+        (id ?? .null).write(to: &head)
+        head.raw(#","result":"#)
+        return [head.bytes, result, [UInt8(ascii: "}")]]
     }
 
     static func response(id: JSONValue?, error: RPCError) -> String {

@@ -24,26 +24,42 @@ extension VersionStore {
     /// `versions(below:)`).
     /// - Throws: `HistoryError.sqlite` or `.corrupt` when the database cannot be read.
     public func versions(of path: String, limit: Int? = nil) throws(HistoryError) -> [Version] {
-        try transaction(.deferred) { () throws(HistoryError) -> [Version] in
-            var versions: [Version] = []
+        var versions: [Version] = []
+        try forEachVersion(of: path, limit: limit) { versions.append($0) }
+        return versions
+    }
+
+    /// `versions(of:limit:)` given to `body` one by one, as they are read: 10,000 versions go
+    /// where they are needed (an answer's text) with no list of them held on the way.
+    ///
+    /// - Throws: what `body` throws; `HistoryError.sqlite` or `.corrupt` when the database
+    ///   cannot be read.
+    public func forEachVersion(of path: String, limit: Int? = nil, _ body: (Version) throws(HistoryError) -> Void) throws(HistoryError) {
+        try transaction(.deferred) { () throws(HistoryError) in
+            var count = 0
             var name = path
             var before = Int64.max
             while true {
                 // SQLite reads a negative LIMIT as none.
-                let remaining = limit.map { max(0, $0) - versions.count } ?? -1
+                let remaining = limit.map { max(0, $0) - count } ?? -1
                 guard remaining != 0 else { break }
-                let batch = try rows(
+                // Up to and with a move, which goes on from its old name, older than the move.
+                var move: Version?
+                try forEachRow(
                     "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE v.path = ? AND v.id < ? ORDER BY v.id DESC LIMIT ?",
-                    [.text(name), .integer(before), .integer(Int64(remaining))], storedVersion)
-                guard let move = batch.firstIndex(where: { $0.version.kind == .moved && $0.version.from != nil }) else {
-                    versions += batch.map(\.version)
-                    break
+                    [.text(name), .integer(before), .integer(Int64(remaining))]
+                ) { row throws(HistoryError) in
+                    let version = try storedVersion(row).version
+                    count += 1
+                    try body(version)
+                    guard version.kind == .moved, version.from != nil else { return true }
+                    move = version
+                    return false
                 }
-                versions += batch[...move].map(\.version)
-                name = batch[move].version.from ?? name
-                before = batch[move].version.id
+                guard let move, let from = move.from else { break }
+                name = from
+                before = move.id
             }
-            return versions
         }
     }
 
@@ -53,12 +69,24 @@ extension VersionStore {
     /// compared as bytes, so "d" covers "d" and "d/x" but not "d.txt", "d-x" or "dd/y".
     /// - Throws: `HistoryError.sqlite` or `.corrupt` when the database cannot be read.
     public func versions(below folder: String, limit: Int? = nil) throws(HistoryError) -> [Version] {
+        var versions: [Version] = []
+        try forEachVersion(below: folder, limit: limit) { versions.append($0) }
+        return versions
+    }
+
+    /// `versions(below:limit:)` given to `body` one by one, as they are read.
+    ///
+    /// - Throws: what `body` throws; `HistoryError.sqlite` or `.corrupt` when the database
+    ///   cannot be read.
+    public func forEachVersion(below folder: String, limit: Int? = nil, _ body: (Version) throws(HistoryError) -> Void) throws(HistoryError) {
         let (condition, arguments) = Self.paths(below: folder, column: "v.path")
         let limit = Int64(limit.map { max(0, $0) } ?? -1)
-        return try rows(
-            "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE \(condition) ORDER BY v.id DESC LIMIT ?",
-            arguments + [.integer(limit)], storedVersion
-        ).map(\.version)
+        try forEachRow(
+            "SELECT \(Self.versionColumns) FROM \(Self.versionSource) WHERE \(condition) ORDER BY v.id DESC LIMIT ?", arguments + [.integer(limit)]
+        ) { row throws(HistoryError) in
+            try body(try storedVersion(row).version)
+            return true
+        }
     }
 
     /// Paths whose latest version is a tombstone (`removed`), at or below `folder`, newest first:

@@ -149,6 +149,11 @@ public final class VersionStore {
         try statement(sql, arguments).rows(row)
     }
 
+    /// Gives `body` each row `sql` returns with `arguments` bound, until it returns false.
+    func forEachRow(_ sql: String, _ arguments: [SQLiteValue], _ body: (SQLiteStatement) throws(HistoryError) -> Bool) throws(HistoryError) {
+        try statement(sql, arguments).forEachRow(body)
+    }
+
     /// The first row `sql` returns with `arguments` bound, made into a value by `row`; nil when none.
     func firstRow<Row>(
         _ sql: String, _ arguments: [SQLiteValue], _ row: (SQLiteStatement) throws(HistoryError) -> Row

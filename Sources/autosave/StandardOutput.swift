@@ -15,9 +15,10 @@ enum StandardOutput {
     static func write(_ bytes: UnsafeRawBufferPointer) {
         _ = ignoresBrokenPipe
         fflush(nil)
+        guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
-            let written = Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { exit(0) }

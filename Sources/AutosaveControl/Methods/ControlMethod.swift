@@ -39,6 +39,19 @@ public protocol ControlResult: Sendable {
     ///
     /// - Throws: `RPCError.invalidParams` naming the member that is missing or of the wrong type.
     init(json: JSONValue) throws(RPCError)
+    /// Reads the result where `reader` stands in the answer's text, as `init(json:)` reads its
+    /// value; a large result reads itself, with no tree between.
+    ///
+    /// - Throws: `JSONReader.SyntaxError` when the text is malformed, or (with `init(json:)`'s
+    ///   message) when the result is not what this type reads.
+    init(reading reader: inout JSONReader) throws(JSONReader.SyntaxError)
+}
+
+extension ControlResult {
+    public init(reading reader: inout JSONReader) throws(JSONReader.SyntaxError) {
+        let value = try reader.readValue()
+        do throws(RPCError) { try self.init(json: value) } catch { throw reader.failure(error.message) }
+    }
 }
 
 /// A result that only says the method was carried out: `{"<key>": true}`.

@@ -7,23 +7,37 @@ import AutosaveKit
 public struct HistoryMethod: ControlMethod {
     public static var method: RPCMethod { .history }
 
+    /// How the versions are written in the result.
+    public enum Form: String, Sendable {
+        /// `{versions: [{version, path, …}]}`: an object a version, every member named.
+        case objects
+        /// `{rows: [[version, path, timeMs, …]]}`: an array a version, its members in the order of
+        /// `Version.rowColumns`; half the bytes of `objects` to write, send and read, for a
+        /// client (the CLI) listing thousands.
+        case rows
+    }
+
     /// A file or a folder, relative to the root; "" (or absent) for the whole tree.
     public var path: String
     /// At most this many versions.
     public var limit: Int?
     /// Only removed files that can be brought back.
     public var isDeletedOnly: Bool
+    /// How the result is written; `objects` unless asked (what clients before `rows` read).
+    public var form: Form
 
-    public init(path: String = "", limit: Int? = nil, isDeletedOnly: Bool = false) {
+    public init(path: String = "", limit: Int? = nil, isDeletedOnly: Bool = false, form: Form = .objects) {
         self.path = path
         self.limit = limit
         self.isDeletedOnly = isDeletedOnly
+        self.form = form
     }
 
     public var params: [JSONMember] {
         var members = [member("path", .string(path))]
         if let limit { members.append(member("limit", .number(String(limit)))) }
         if isDeletedOnly { members.append(member("deleted", .bool(true))) }
+        if form != .objects { members.append(member("form", .string(form.rawValue))) }
         return members
     }
 
@@ -31,58 +45,92 @@ public struct HistoryMethod: ControlMethod {
         let params = RPCParams(members: params)
         let limit = try params.optionalInt("limit")
         if let limit, limit < 1 { throw .invalidParams("`limit` must be at least 1, got \(limit)") }
-        self.init(path: try params.optionalString("path") ?? "", limit: limit, isDeletedOnly: try params.optionalBool("deleted") ?? false)
+        let formName = try params.optionalString("form") ?? Form.objects.rawValue
+        guard let form = Form(rawValue: formName) else { throw .invalidParams("`form` must be \"objects\" or \"rows\", got \"\(formName)\"") }
+        self.init(
+            path: try params.optionalString("path") ?? "", limit: limit, isDeletedOnly: try params.optionalBool("deleted") ?? false,
+            form: form)
     }
 
-    /// `{versions: [...]}`, newest first.
+    /// `{versions: [...]}` or `{rows: [...]}`, newest first.
     public struct Result: ControlResult {
         public var versions: [Version]
+        /// How `json` and `write(to:)` give the versions.
+        public var form: Form
 
-        public init(versions: [Version]) { self.versions = versions }
-
-        public var json: JSONValue { .object([member("versions", .array(versions.map(\.json)))]) }
-
-        public init(json: JSONValue) throws(RPCError) {
-            var versions: [Version] = []
-            for item in try RPCParams(result: json).array("versions") { versions.append(try Version(json: item)) }
-            self.init(versions: versions)
+        public init(versions: [Version], form: Form = .objects) {
+            self.versions = versions
+            self.form = form
         }
-    }
-}
 
-extension Version {
-    /// `{version, path, time, timeMs, who, kind, size?, from?, program?, pid?, added?, removed?, parent?}`:
-    /// `time` is RFC 3339 (UTC); `added` and `removed` are absent when unknown; `parent` (a
-    /// conflict copy's) when known.
-    public var json: JSONValue {
-        var members = [
-            member("version", .number(String(id))), member("path", .string(path)), member("time", .string(timestamp)),
-            member("timeMs", .number(String(time))), member("who", .string(who)), member("kind", .string(kind.rawValue)),
-        ]
-        if let size { members.append(member("size", .number(String(size)))) }
-        if let from { members.append(member("from", .string(from))) }
-        if let program { members.append(member("program", .string(program))) }
-        if let pid { members.append(member("pid", .number(String(pid)))) }
-        if let added { members.append(member("added", .number(String(added)))) }
-        if let removed { members.append(member("removed", .number(String(removed)))) }
-        if let parent { members.append(member("parent", .number(String(parent)))) }
-        return .object(members)
-    }
+        public var json: JSONValue {
+            switch form {
+            case .objects: .object([member("versions", .array(versions.map(\.json)))])
+            case .rows: .object([member("rows", .array(versions.map(\.row)))])
+            }
+        }
 
-    /// Reads a version as `json` writes it.
-    ///
-    /// - Throws: `RPCError.invalidParams` naming the member missing or of the wrong type.
-    public init(json: JSONValue) throws(RPCError) {
-        let fields = try RPCParams(result: json)
-        let kindName = try fields.string("kind")
-        guard let kind = VersionKind(rawValue: kindName) else { throw .invalidParams("`kind` is not a kind of version: \(kindName)") }
-        let id = try fields.int("version")
-        let time = try fields.int("timeMs")
-        self.init(
-            id: Int64(id), path: try fields.string("path"), time: Int64(time), who: try fields.string("who"), kind: kind,
-            size: try fields.optionalInt("size"), from: try fields.optionalString("from"), program: try fields.optionalString("program"),
-            pid: try fields.optionalInt("pid").map { Int32(truncatingIfNeeded: $0) }, digest: nil,
-            added: try fields.optionalInt("added"), removed: try fields.optionalInt("removed"),
-            parent: try fields.optionalInt("parent").map(Int64.init))
+        /// Reads the value as `init(reading:)` reads its text: one reader of versions.
+        public init(json: JSONValue) throws(RPCError) {
+            self = try json.read { reader throws(JSONReader.SyntaxError) in try Result(reading: &reader) }
+        }
+
+        /// `json`'s text, each version written straight from its fields.
+        public func write(to writer: inout JSONWriter) {
+            // Taken, not shared: the text grows in place.
+            var text = Text(form: form, writer: consume writer)
+            for version in versions { text.append(version) }
+            writer = text.finished()
+        }
+
+        /// A result's text written a version at a time: the agent writes its answer as the
+        /// versions are read, with no list of them held.
+        public struct Text: Sendable {
+            private var writer: JSONWriter
+            private let form: Form
+            private var isEmpty = true
+
+            /// Opens the result in `writer`, after what it holds.
+            public init(form: Form, writer: JSONWriter = JSONWriter(capacity: 1 << 16)) {
+                self.writer = writer
+                self.form = form
+                self.writer.raw(form == .objects ? #"{"versions":["# : #"{"rows":["#)
+            }
+
+            /// Writes the next version, newest first.
+            public mutating func append(_ version: Version) {
+                if !isEmpty { writer.raw(",") }
+                isEmpty = false
+                switch form {
+                case .objects: version.write(to: &writer)
+                case .rows: version.writeRow(to: &writer)
+                }
+            }
+
+            /// Closes the result: the writer, with its text whole.
+            public consuming func finished() -> JSONWriter {
+                writer.raw("]}")
+                return writer
+            }
+        }
+
+        /// Reads either form straight from the text (an agent from before `rows` answers with
+        /// `versions` whatever was asked); other members are passed over, as before.
+        public init(reading reader: inout JSONReader) throws(JSONReader.SyntaxError) {
+            var found: (versions: [Version], form: Form)?
+            try reader.readObject { reader, key, _ throws(JSONReader.SyntaxError) in
+                guard let form = key == "versions" ? Form.objects : key == "rows" ? Form.rows : nil else { return try reader.skipValue() }
+                // Room for about as many as the rest of the text holds, so the list is rarely
+                // copied as it grows; pages never written cost nothing.
+                var versions: [Version] = []
+                versions.reserveCapacity(reader.remainingByteCount / (form == .objects ? 128 : 48))
+                try reader.readArray { reader throws(JSONReader.SyntaxError) in
+                    versions.append(form == .objects ? try Version(reading: &reader) : try Version(readingRow: &reader))
+                }
+                found = (versions, form)
+            }
+            guard let found else { throw reader.failure("missing `versions` (an array)") }
+            self.init(versions: found.versions, form: found.form)
+        }
     }
 }

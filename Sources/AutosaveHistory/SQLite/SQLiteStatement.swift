@@ -108,12 +108,21 @@ public final class SQLiteStatement {
     public func rows<Row, Failure: SQLiteErrorConvertible>(
         _ row: (SQLiteStatement) throws(Failure) -> Row
     ) throws(Failure) -> [Row] {
-        defer { reset() }
         var rows: [Row] = []
-        while try step(as: Failure.self) {
-            rows.append(try row(self))
+        try forEachRow { statement throws(Failure) in
+            rows.append(try row(statement))
+            return true
         }
         return rows
+    }
+
+    /// Gives `body` each row the statement returns, until it returns false or the rows end;
+    /// then resets it. Rows taken one by one go where they are needed, with no array between.
+    ///
+    /// - Throws: what `body` throws, or running the statement's failure made into `Failure`.
+    public func forEachRow<Failure: SQLiteErrorConvertible>(_ body: (SQLiteStatement) throws(Failure) -> Bool) throws(Failure) {
+        defer { reset() }
+        while try step(as: Failure.self), try body(self) {}
     }
 
     /// The first row the statement returns made into a value by `row` (nil when none); then resets it.

@@ -79,15 +79,33 @@ extension VersionHistory {
     ///
     /// - Throws: `HistoryQueryError.noVersions` when there are none, `.store` when the database fails.
     public func versions(at path: String, limit: Int? = nil) async throws(HistoryQueryError) -> [Version] {
+        try await versions(at: path, limit: limit, into: [Version]()) { $0.append($1) }
+    }
+
+    /// The versions `versions(at:limit:)` lists, folded into `initial` by `step` one by one on
+    /// the database's thread as they are read: an answer's text is written from them with no
+    /// list of 10,000 versions held (and copied as it grows) on the way.
+    ///
+    /// - Throws: `HistoryQueryError.noVersions` when there are none, `.store` when the database fails.
+    public func versions<Output: Sendable>(
+        at path: String, limit: Int? = nil, into initial: Output, _ step: @escaping @Sendable (inout Output, Version) -> Void
+    ) async throws(HistoryQueryError) -> Output {
         let database = self.database
-        let found = try await query { () throws(HistoryError) -> [Version] in
+        let (output, count) = try await query { () throws(HistoryError) -> (Output, Int) in
             try database.withStore { store throws(HistoryError) in
-                let own = path.isEmpty ? [] : try store.versions(of: path, limit: limit)
-                return own.isEmpty ? try store.versions(below: path, limit: limit) : own
+                var output = initial
+                var count = 0
+                func take(_ version: Version) {
+                    step(&output, version)
+                    count += 1
+                }
+                if !path.isEmpty { try store.forEachVersion(of: path, limit: limit, take) }
+                if count == 0 { try store.forEachVersion(below: path, limit: limit, take) }
+                return (output, count)
             }
         }
-        guard !found.isEmpty else { throw .noVersions(path: path) }
-        return found
+        guard count > 0 else { throw .noVersions(path: path) }
+        return output
     }
 
     /// Files at or below `folder` whose latest version is their removal: what can be brought back.
@@ -145,8 +163,8 @@ extension VersionHistory {
 extension Version {
     /// When it was recorded, as RFC 3339 in UTC with milliseconds (`2026-11-27T10:00:00.123Z`).
     public var timestamp: String {
-        var text = ""
-        LogLine.appendTimestamp(Date(timeIntervalSince1970: Double(time) / 1000), to: &text)
-        return text
+        var text = TextBytes()
+        text.appendTimestamp(time)
+        return String(decoding: text.bytes, as: UTF8.self)
     }
 }
