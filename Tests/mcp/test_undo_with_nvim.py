@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import unittest
 
 import pynvim
@@ -21,21 +20,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGIN = os.path.join(HERE, "..", "..", "editors", "nvim")
-BINARY = os.path.abspath(os.environ.get("AUTOSAVE_BINARY", ".build/debug/autosave"))
-TIMEOUT = 20.0
+from test_mcp import BINARY, wait_for
 
-
-def wait_for(condition, what, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)
+PLUGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "editors", "nvim")
 
 
 class UndoWithRealClientsTests(unittest.TestCase):
