@@ -63,8 +63,6 @@ public struct UndoPlan: Sendable, Equatable {
     public init(history: [Entry], current: [UInt8]?, writer: WriterPattern, since: Int64?) {
         let entries = history.filter { $0.version.kind != .conflictCopy }
         var text = current
-        // The file before the writer's earliest change so far: what a collision hands over.
-        var firstBefore: [UInt8]?
         outcome = .unchanged
         for index in entries.indices.reversed() {
             let entry = entries[index]
@@ -97,9 +95,8 @@ public struct UndoPlan: Sendable, Equatable {
             } else {
                 before = nil
             }
-            firstBefore = before
             guard let reverted = Self.revert(after: after, before: before, onto: text) else {
-                outcome = .collision(undone: Self.firstBefore(in: entries, writer: writer, since: since) ?? firstBefore)
+                outcome = .collision(undone: Self.firstBefore(in: entries, writer: writer, since: since))
                 return
             }
             text = reverted
