@@ -579,7 +579,7 @@ class Scenario:
 
     async def step_once(self, session):
         rng = self.rng
-        op = rng.randrange(14)
+        op = rng.randrange(17)
         path = self.pick()
         self.count(path)
         if op in (0, 1):
@@ -644,6 +644,16 @@ class Scenario:
                     text = self.client_token(name)
                     self.note = f"twins: write_file {text} to {shown(name)}"
                     await self.call(session, "write_file", name, content=text + "\n")
+        elif op == 14:
+            self.note = f"history {shown(path)}"
+            await self.call(session, "history", path)
+        elif op == 15:
+            self.note = f"restore {shown(path)}@-1"
+            await self.call(session, "restore", path, version="-1")
+        elif op == 16:
+            dry = rng.random() < 0.5
+            self.note = f"undo_my_changes in {shown(path)}{' (dry run)' if dry else ''}"
+            await self.call(session, "undo_my_changes", paths=[path], dry_run=dry)
         else:
             self.note = "status"
             await self.call(session, "status")
@@ -748,7 +758,8 @@ class WallsTests(unittest.TestCase):
         for finding in findings:
             print("  ", finding)
         # Every tool the server lists was reached by the generator, and it reached the walls.
-        self.assertEqual(tools, {"read_file", "write_file", "edit_file", "apply_patch", "changes", "save", "status"},
+        self.assertEqual(tools, {"read_file", "write_file", "edit_file", "apply_patch", "changes", "save", "status", "history",
+                                 "restore", "undo_my_changes"},
                          "the server's tools changed: give the generator the new ones")
         if seeds == FIXED_SEEDS:
             self.assertEqual(called, tools, "every tool the server lists is called")
