@@ -16,12 +16,13 @@ extension VersionHistory {
                 // Names a file was moved away from, newest first: what they held before that
                 // belongs to the file's history at its new name, which follows the move back.
                 var movedAway = PathSet()
-                for version in try store.versions(below: folder) {
-                    if let since, version.time < since { break }
+                // One row at a time: a whole tree's history is never held at once.
+                try store.forEachVersion(below: folder) { version throws(HistoryError) in
+                    if let since, version.time < since { return }
                     defer { if version.kind == .moved, let from = version.from { movedAway.insert(from) } }
                     guard writer.matches(version) || writer.isAmong(version), !movedAway.contains(version.path),
                         seen.insert(version.path)
-                    else { continue }
+                    else { return }
                     paths.append(version.path)
                 }
                 var found: [(path: String, history: [UndoPlan.Entry])] = []
