@@ -41,7 +41,7 @@ extension CodingAgentSession {
     func undoMyChanges(_ input: ToolInput) async throws -> String {
         var since: Int64?
         if let text = try input.optionalString("since") {
-            guard case .time(let moment) = try VersionSelector.parse(text, now: VersionHistory.wallClock()) else {
+            guard case .time(let moment)? = try? VersionSelector.parse(text, now: VersionHistory.wallClock()) else {
                 throw ToolFailure("`since` must be a time (20m, \"2 hours ago\", 2026-11-27T10:00), got \(text)")
             }
             since = moment

@@ -29,8 +29,9 @@ struct UndoCommand: AsyncParsableCommand {
     func run() async throws {
         var moment: Int64?
         if let since {
-            guard case .time(let milliseconds) = try VersionSelector.parse(since, now: VersionHistory.wallClock()) else {
-                throw ValidationError("--since takes a time (20m, \"2 hours ago\", 2026-11-27T10:00), not a version: \(since)")
+            // A time only: an id or -N read by the same parser is no moment.
+            guard case .time(let milliseconds)? = try? VersionSelector.parse(since, now: VersionHistory.wallClock()) else {
+                throw ValidationError("--since takes a time (20m, \"2 hours ago\", 2026-11-27T10:00), not \(since); nothing was undone")
             }
             moment = milliseconds
         }

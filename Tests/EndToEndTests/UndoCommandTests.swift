@@ -109,6 +109,9 @@ import Testing
         let undo = try await client(["undo", "--who", "cli,nvim"], in: project)
         #expect(undo.status != 0)
         #expect(undo.stderr.contains("\"cli,nvim\" names no writer"), "\(undo.stderr)")
+        let since = try await client(["undo", "--who", "cli", "--since", "banana"], in: project)
+        #expect(since.status != 0)
+        #expect(since.stderr.contains("--since takes a time"), "\(since.stderr)")
         agent.signal(SIGTERM)
         #expect(await agent.exitStatus() == 0)
     }
