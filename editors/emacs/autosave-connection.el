@@ -54,7 +54,7 @@ the file's owner stands in for it."
       (list :socket socket :state state))))
 
 (defun autosave--find (directory)
-  "The agent's socket for DIRECTORY, found as the `autosave' command finds it.
+  "Find the agent's socket for DIRECTORY as the `autosave' command does.
 $AUTOSAVE_SOCKET, else walking up to a `.autosave' folder holding
 `agent.sock' (or `agent.sock.path', naming a socket elsewhere).
 Return (:socket S :state FOLDER), (:refused WHY), or nil when none."

@@ -40,8 +40,8 @@ Return the result, or signal a `user-error' with the agent's message."
 
 (define-derived-mode autosave-history-mode tabulated-list-mode "Autosave-History"
   "The versions the agent keeps of one file, newest first.
-\\<autosave-history-mode-map>\\[autosave-history-diff] shows a version's diff against the one \
-before it, \\[autosave-history-restore] writes it back (itself a new version, so it can be undone)."
+\\<autosave-history-mode-map>\\[autosave-history-diff] shows a version's diff against the one before it,
+\\[autosave-history-restore] writes it back (a new version itself, so it can be undone)."
   (setq tabulated-list-format [("Version" 8 nil) ("Time" 20 nil) ("Who" 18 nil)
                                ("Kind" 14 nil) ("Size" 9 nil) ("Lines" 0 nil)])
   (tabulated-list-init-header))
@@ -90,7 +90,7 @@ before it, \\[autosave-history-restore] writes it back (itself a new version, so
 
 ;;;###autoload
 (defun autosave-history ()
-  "List the versions the agent keeps of the current buffer's file."
+  "List the versions of the current buffer's file in the agent's history."
   (interactive)
   (let ((agent (and (boundp 'autosave--agent) autosave--agent))
         (path (and (boundp 'autosave--path) autosave--path)))

@@ -140,11 +140,12 @@ The agent holds UTF-8 text with \"\\n\" or \"\\r\\n\" line breaks."
     (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max)))))
 
 (defun autosave--to-agent (text)
-  "TEXT as the agent holds it: its line breaks are `autosave--eol'."
+  "Return TEXT with the agent's line breaks (`autosave--eol')."
   (if (eq autosave--eol 'dos) (replace-regexp-in-string "\n" "\r\n" text t t) text))
 
 (defun autosave--eol-of (content)
-  "The line break CONTENT uses throughout: `dos', `unix', or nil (no line)."
+  "Return the line break of CONTENT: `dos', `unix', or nil (no line at all).
+A text is `dos' when every \"\\n\" in it follows a \"\\r\"."
   (cond ((not (string-match-p "\n" content)) nil)
         ((and (string-match-p "\r\n" content)
               (not (string-match-p "\\(?:\\`\\|[^\r]\\)\n" content)))
@@ -235,7 +236,7 @@ BEG, END and OLD-LENGTH are as in `after-change-functions'."
     (autosave--schedule)))
 
 (defun autosave--schedule ()
-  "Send this turn's changes once Emacs is idle for a moment."
+  "Send, at the next turn of the event loop, what changed in this turn."
   (unless autosave--flush-timer
     (setq autosave--flush-timer
           (run-at-time 0 nil #'autosave--flush-buffer (current-buffer)))))
@@ -528,7 +529,7 @@ starts in the rest stay where they were."
 ;;;; Attaching buffers
 
 (defun autosave--give-up (why)
-  "Stop keeping the buffer in step (Emacs saves it itself), saying WHY.
+  "Stop keeping the buffer in step, saying WHY; Emacs is to save it itself.
 Nothing is waited for: this runs while the agent's answers are read."
   (message "autosave: %s: %s" (buffer-name) why)
   (when autosave--agent
@@ -539,7 +540,7 @@ Nothing is waited for: this runs while the agent's answers are read."
   (setq autosave--reason why))
 
 (defun autosave--take-writes ()
-  "Have the agent save the buffer and bring in changes on disk.
+  "Leave saving the buffer and taking in outside edits to the agent.
 Emacs's own \"changed on disk\" check would only offer to load an older
 text over the buffer: the visited file's time is unknown meanwhile."
   (set-visited-file-modtime 0))
@@ -590,7 +591,7 @@ WHY, when given, is kept for `autosave-status'."
   (setq autosave--shadow nil))
 
 (defun autosave--wait-until (condition seconds)
-  "Let Emacs take in the agent's answers until CONDITION holds or SECONDS pass.
+  "Take in the agent's answers until CONDITION is non-nil or SECONDS pass.
 Return CONDITION's last value."
   (let ((deadline (+ (float-time) seconds)) value)
     (while (and (not (setq value (funcall condition))) (< (float-time) deadline))
@@ -609,7 +610,7 @@ Return CONDITION's last value."
                        #'autosave--look-for-agents))))
 
 (defun autosave--look-for-agents ()
-  "Attach every buffer waiting for an agent whose agent now runs."
+  "Attach every buffer that waits for an agent to its agent, if up now."
   (dolist (buffer autosave--waiting)
     (setq autosave--waiting (delq buffer autosave--waiting))
     (when (and (buffer-live-p buffer) (buffer-local-value 'autosave-mode buffer))
@@ -626,7 +627,7 @@ Return CONDITION's last value."
     (setq autosave--reconnect-timer nil)))
 
 (defun autosave--connected (agent)
-  "AGENT is ready: every buffer following it catches up."
+  "Bring every buffer of AGENT up to date, now that it is ready."
   (dolist (buffer (autosave--agent-buffers agent))
     (when (buffer-live-p buffer)
       (with-current-buffer buffer
@@ -635,7 +636,7 @@ Return CONDITION's last value."
         (autosave--flush)))))
 
 (defun autosave--lost (agent reason)
-  "AGENT went away for REASON: Emacs saves its buffers until it is back."
+  "Give AGENT's buffers back to Emacs until it is back; REASON is why it left."
   (let ((buffers (cl-remove-if-not #'buffer-live-p (autosave--agent-buffers agent))))
     (dolist (buffer buffers)
       (with-current-buffer buffer
@@ -673,6 +674,9 @@ Return nil (Emacs writes the file) when no agent follows the buffer."
       (set-buffer-modified-p nil)
       (autosave--take-writes)
       (message "Saved by autosave (durable): %s" autosave--path)
+      ;; `basic-save-buffer' takes this as the coding the file was written with: the agent kept
+      ;; the buffer's own (the answers read meanwhile would say utf-8-unix).
+      (setq last-coding-system-used buffer-file-coding-system)
       t)))
 
 (defun autosave--flush-all ()
@@ -738,7 +742,7 @@ and Emacs saves the file itself meanwhile."
       (setq autosave--saved-settings nil))))
 
 (defun autosave--on-kill ()
-  "Send what was typed before the buffer goes."
+  "Send what was typed before the buffer is killed."
   (autosave--detach "killed"))
 
 (defun autosave--lighter ()
@@ -781,7 +785,7 @@ Return the socket found, or nil (said why)."
 
 ;;;###autoload
 (defun autosave-status ()
-  "Say whether the agent follows this buffer, at which revision, and when it saves."
+  "Say whether an agent follows this buffer, its revision and when it is saved."
   (interactive)
   (cond
    ((not autosave-mode)
