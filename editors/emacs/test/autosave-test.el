@@ -141,7 +141,11 @@ As a person would: each key runs its command (`self-insert-command' ...)."
   "Run BODY; fail if Emacs asks whether to edit a file changed on disk."
   (declare (indent 0))
   `(cl-letf (((symbol-function 'ask-user-about-supersession-threat)
-              (lambda (file) (ert-fail (format "Emacs asked about %s changed on disk" file)))))
+              (lambda (file) (ert-fail (format "Emacs asked about %s changed on disk" file))))
+             ((symbol-function 'yes-or-no-p)
+              (lambda (prompt) (ert-fail (format "Emacs asked: %s" prompt))))
+             ((symbol-function 'y-or-n-p)
+              (lambda (prompt) (ert-fail (format "Emacs asked: %s" prompt)))))
      ,@body))
 
 ;;;; Tests
@@ -161,10 +165,11 @@ As a person would: each key runs its command (`self-insert-command' ...)."
       (autosave-test--wait-for (lambda () (equal (autosave-test--read "notes.txt") "one\ntwo typed\nthree\n"))
                                "the typing in the file")
       (autosave-test--wait-for (lambda () (not (buffer-modified-p))) "the buffer to show unmodified")
-      ;; Typing again into the buffer whose file the agent wrote: Emacs does not ask.
+      ;; Typing again into the buffer whose file the agent wrote, and saving by hand, goes through
+      ;; the agent too (the sed and conflict tests show Emacs does not ask about the file).
       (autosave-test--type "!")
-      (autosave-test--wait-for (lambda () (equal (autosave-test--read "notes.txt") "one\ntwo typed!\nthree\n"))
-                               "the second typing in the file"))
+      (save-buffer)
+      (should (equal (autosave-test--read "notes.txt") "one\ntwo typed!\nthree\n")))
     (should-not (file-exists-p (autosave-test--file ".#notes.txt")))))
 
 (ert-deftest autosave-save-buffer-is-durable-when-it-returns ()
@@ -247,7 +252,10 @@ As a person would: each key runs its command (`self-insert-command' ...)."
                                                (mapconcat (lambda (i) (format "line %d\n" i)) (number-sequence 3 10) ""))))
         (should (= (point) point))
         (autosave-test--settled)
-        (should (equal (autosave-test--cli "cat" "code.txt") (buffer-string)))))))
+        (should (equal (autosave-test--cli "cat" "code.txt") (buffer-string)))
+        ;; Saving by hand the buffer whose file sed changed: Emacs does not ask.
+        (save-buffer)
+        (should (equal (autosave-test--read "code.txt") (buffer-string)))))))
 
 (ert-deftest autosave-a-persons-and-a-coding-agents-edits-on-one-file ()
   "Typing in Emacs and a patch through the CLI on one file: both kept, in the buffer too."
