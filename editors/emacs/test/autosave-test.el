@@ -384,9 +384,16 @@ As a person would: each key runs its command (`self-insert-command' ...)."
                 (byte-compile-dest-file-function
                  (lambda (source) (expand-file-name (concat (file-name-nondirectory source) "c") out))))
             (should (byte-compile-file file)))
-          (cl-letf (((symbol-function 'display-warning)
-                     (lambda (_type message &rest _) (push message complaints))))
-            (checkdoc-file file)))
+          ;; `checkdoc-file' prints its findings; its notes buffer keeps them to be read.
+          (with-current-buffer (find-file-noselect file)
+            (let ((checkdoc-diagnostic-buffer "*autosave checkdoc*"))
+              (checkdoc-current-buffer t))
+            (kill-buffer))
+          (with-current-buffer "*autosave checkdoc*"
+            (goto-char (point-min))
+            (while (re-search-forward "^autosave.*:[0-9]+: .*$" nil t)
+              (push (match-string 0) complaints))
+            (kill-buffer)))
       (delete-directory out t))
     (should (equal complaints nil))))
 
