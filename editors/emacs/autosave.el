@@ -4,7 +4,6 @@
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "27.1"))
 ;; Keywords: files, convenience
-;; URL: https://github.com/autosave/autosave
 
 ;; This file is not part of GNU Emacs.
 
