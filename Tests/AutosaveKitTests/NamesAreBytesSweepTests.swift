@@ -49,6 +49,13 @@ import Testing
         ("AutosaveKit/History/VersionSelector+Parsing.swift", "static let units: [String: Int64]", "time units a user types (`minutes`, `h`)"),
         ("AutosaveKit/History/VersionSelector+Parsing.swift", "var units: [String: Int64]", "time units a user types, as the table is built"),
         ("AutosaveKit/History/VersionSelector+Parsing.swift", #"rest.hasSuffix("ago")"#, "the word `ago` in a time a user types"),
+        // A glob matches Unicode scalars, never `Character`s: for the UTF-8 names the agent tracks,
+        // scalars and bytes are one to one, so no two spellings of a name ever match alike.
+        ("AutosaveKit/Changes/PathGlob.swift", #"text.hasSuffix("/")"#, "a folder's trailing `/` in a glob's subject, not a name"),
+        ("AutosaveKit/Changes/PathGlob.swift", #"trimmed.split(separator: "/""#, "a glob's segments, as Unicode scalars"),
+        ("AutosaveKit/Changes/PathGlob.swift", #"Array(text.unicodeScalars).split(separator: "/""#, "a path as Unicode scalars (bytes one to one)"),
+        ("AutosaveKit/Changes/PathGlob.swift", "pattern[p] == name[n]", "Unicode scalars (bytes one to one), not Characters"),
+        ("autosave/Autosave.swift", #"$0.hasPrefix("-") && $0 != "--start""#, "command-line options, not names"),
     ]
 
     /// The agent's sources, each with its path below `Sources/`; `ByteNames` itself is where
