@@ -719,6 +719,40 @@ class AgentLifeTests(PluginTestCase):
         self.assertEqual(self.read("big.txt"), b"x" * 2000 + b"y\n")
 
 
+class GlobTests(unittest.TestCase):
+    """LSP glob patterns as the plugin matches them (to apply each watcher's kinds), in the real Neovim."""
+
+    cases = [
+        ("**/*.py", "a.py", True), ("**/*.py", "x/y/a.py", True), ("**/*.py", "a.pyc", False),
+        ("**/*.py", "x/a.txt", False), ("**/*.py", "A.PY", False),
+        ("*.py", "a.py", True), ("*.py", "x/a.py", False),
+        ("src/**/*.ts", "src/a.ts", True), ("src/**/*.ts", "src/x/y/a.ts", True), ("src/**/*.ts", "a.ts", False),
+        ("src/**/*.ts", "srcx/a.ts", False),
+        ("**/*.{ts,js}", "a.ts", True), ("**/*.{ts,js}", "b/c.js", True), ("**/*.{ts,js}", "c.jsx", False),
+        ("{a,{b,c}}.py", "c.py", True), ("{a,{b,c}}.py", "d.py", False),
+        ("file?.txt", "file1.txt", True), ("file?.txt", "file10.txt", False), ("file?.txt", "file/.txt", False),
+        ("[abc].py", "a.py", True), ("[abc].py", "d.py", False), ("[!abc].py", "d.py", True),
+        ("[!abc].py", "a.py", False), ("[0-9].py", "5.py", True),
+        ("**", "any/thing/at/all", True), ("dir/**", "dir/a/b", True), ("dir/**", "other/a", False),
+        ("**/node_modules/**", "node_modules/x", True), ("**/node_modules/**", "a/node_modules/b/c", True),
+        ("a.b", "a.b", True), ("a.b", "axb", False), ("$x~.py", "$x~.py", True), ("a\\b", "a\\b", True),
+        ("café/*.py", "café/a.py", True),
+    ]
+
+    def test_globs_match_as_the_protocol_says(self):
+        nvim = pynvim.attach("child", argv=["nvim", "--embed", "--headless", "--clean", "--cmd", "set rtp^=" + PLUGIN])
+        try:
+            results = nvim.exec_lua("""
+                local glob = require('autosave.glob')
+                local out = {}
+                for i, case in ipairs(...) do out[i] = glob.compile(case[1])(case[2]) end
+                return out""", [[g, p] for g, p, _ in self.cases])
+        finally:
+            nvim.close()
+        wrong = [(g, p, want) for (g, p, want), got in zip(self.cases, results) if got != want]
+        self.assertEqual(wrong, [], "globs that matched otherwise than expected (glob, path, expected)")
+
+
 # The other user the trust tests act as, reached with setpriv (root only).
 AS_NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 
