@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// In-process benchmarks of AutosaveKit (issue 5), with ordo-one's package-benchmark.
+// In-process benchmarks of AutosaveKit, with ordo-one's package-benchmark.
 // Build: swift build --package-path Benchmarks          (what CI does; never timed there)
 // Run:   cd Benchmarks && swift package --disable-sandbox benchmark   (see README.md)
 import PackageDescription

@@ -75,6 +75,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
                 return MethodOutcome(result: ShutdownMethod.Result(await workspace.flush()).json)
             case .subscribe:
                 // The server starts the subscription itself; the answer only says it is in place.
+                _ = try SubscribeMethod(params: params, content: content)
                 return MethodOutcome(result: SubscribeMethod.Result().json)
             case .history: return MethodOutcome(written: try await history(try HistoryMethod(params: params, content: content)))
             case .show: return try await show(try ShowMethod(params: params, content: content))
@@ -84,6 +85,12 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .undo:
                 return MethodOutcome(result: try await undo(try UndoMethod(params: params, content: content)).json)
             case .forget: return MethodOutcome(result: try await forget(try ForgetMethod(params: params, content: content)).json)
+            case .changes:
+                let request = try ChangesMethod(params: params, content: content)
+                let answer = await workspace.changes(
+                    since: request.filter.clock, globs: try request.filter.matcher(), includeUnsettled: request.includesUnsettled,
+                    includeIgnored: request.includesIgnored)
+                return MethodOutcome(result: ChangesMethod.Result(answer, root: workspace.root).json)
             }
         } catch {
             throw RPCError(answering: error)

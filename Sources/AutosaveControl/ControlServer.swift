@@ -173,7 +173,18 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(var request):
                     request.content = frame.content
-                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed {
+                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed,
+                        let filter = try? SubscribeMethod(params: request.params, content: nil).filter, !filter.isEmpty,
+                        let globs = try? filter.matcher()
+                    {
+                        isSubscribed = true
+                        let clock = await subscribeToChanges(since: filter, globs: globs, writer: writer, subscriptions: &subscriptions)
+                        await queue.push(.outcome(MethodOutcome(result: SubscribeMethod.Result(clock: clock.description).json), id: request.id))
+                        continue
+                    }
+                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed,
+                        (try? SubscribeMethod(params: request.params, content: nil)) != nil
+                    {
                         isSubscribed = true
                         let logger = self.logger
                         let events = methods.workspace.subscribe { backlog in
@@ -214,6 +225,34 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
         } catch {
             // The client went away; whatever it had been told was accepted already is in the journal.
         }
+    }
+
+    /// Starts sending the tree's changes matching `globs` to a subscriber, one `changes`
+    /// notification per batch recorded (coalesced while it is being sent the last), the first
+    /// answering `filter.since` when given; returns the clock it counts from.
+    private func subscribeToChanges(
+        since filter: ChangeFilter, globs: [PathGlob]?, writer: MessageWriter, subscriptions: inout DiscardingTaskGroup
+    ) async -> ChangeClock {
+        let workspace = methods.workspace
+        // Signals first: a change recorded between the clock and the first signal is not lost.
+        let (id, signals) = await workspace.changeSignals()
+        let start = await workspace.changeClock()
+        subscriptions.addTask {
+            var clock: ChangeClock? = filter.since == nil ? start : filter.clock
+            if filter.since != nil {
+                let answer = await workspace.recordedChanges(since: clock, globs: globs)
+                clock = answer.clock
+                await writer.send([OutgoingMessage(line: RPCCodec.notification(method: "changes", params: answer.json))])
+            }
+            for await _ in signals {
+                let answer = await workspace.recordedChanges(since: clock, globs: globs)
+                clock = answer.clock
+                guard answer.isFresh || !answer.changes.isEmpty else { continue }
+                await writer.send([OutgoingMessage(line: RPCCodec.notification(method: "changes", params: answer.json))])
+            }
+            await workspace.endChangeSignals(id)
+        }
+        return filter.since == nil ? start : (filter.clock ?? start)
     }
 
     /// The error response to a stream that cannot be framed any more (the connection then closes),

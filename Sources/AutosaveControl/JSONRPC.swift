@@ -35,7 +35,7 @@ public struct RPCError: Error, Sendable, Equatable {
 /// The methods of the control socket: the Workspace API, one to one.
 public enum RPCMethod: String, CaseIterable, Sendable {
     case open, read, write, edit, patch, save, close, remove, status, subscribe, sync, shutdown, history, show, restore, forget
-    case restoreDeleted, undo
+    case restoreDeleted, undo, changes
 }
 
 /// A request that could not be read, with its id when the id could be read.

@@ -19,6 +19,8 @@ struct DirectoryContents: Sendable {
     var directories: [String] = []
     /// Names of ignored files that `EntryFilter.isLeftover` picked out.
     var leftovers: [String] = []
+    /// Subdirectories the rules ignore (not watched, not walked into).
+    var ignoredDirectories: [String] = []
     /// The directory holds `EntryFilter.privateMarker`: another program's private directory.
     var hasPrivateMarker = false
 }
@@ -89,6 +91,7 @@ enum DirectoryListing {
             if !isDirectory, let marker = filter.privateMarker, name.isSameName(as: marker) { contents.hasPrivateMarker = true }
             if filter.isIgnored(name, isDirectory: isDirectory) {
                 if filter.collectsLeftovers, !isDirectory, filter.isLeftover(name) { contents.leftovers.append(name) }
+                if isDirectory { contents.ignoredDirectories.append(name) }
             } else if isDirectory {
                 contents.directories.append(name)
             } else if collector.insert(name) {

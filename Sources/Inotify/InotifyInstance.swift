@@ -19,7 +19,9 @@ struct RawInotifyEvent {
 /// The library's state is process-global and unsynchronised, so only the watcher thread may
 /// create and use this type; this file is the only one that calls the library. Watches are added
 /// and removed on the instance's descriptor directly: the library's own path map goes wrong after
-/// directory renames and deletes (inotify-tools issues 130 and 197), and we keep our own tree.
+/// directory renames and deletes, and we keep our own tree
+/// (https://github.com/inotify-tools/inotify-tools/issues/130,
+/// https://github.com/inotify-tools/inotify-tools/issues/197).
 final class InotifyInstance {
     /// The kernel descriptor behind the library, found right after initialisation.
     let descriptor: CInt

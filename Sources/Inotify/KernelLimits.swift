@@ -3,7 +3,7 @@ import Glibc
 /// The inotify limits in force, read from `/proc/sys/fs/inotify`.
 ///
 /// libinotifytools' own getter for the queue size reads a misspelled path and always returns -1
-/// (inotify-tools issue 240), so these are read directly.
+/// (https://github.com/inotify-tools/inotify-tools/issues/240), so these are read directly.
 public enum KernelLimits {
     /// Events the kernel queues per instance before it reports `IN_Q_OVERFLOW`.
     public static var maxQueuedEvents: Int? { readNumber("/proc/sys/fs/inotify/max_queued_events") }

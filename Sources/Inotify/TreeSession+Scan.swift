@@ -117,6 +117,11 @@ extension TreeSession {
         if collectsLeftovers {
             leftovers += contents.leftovers.map { path.isEmpty ? $0 : path + "/" + $0 }
         }
+        for name in contents.ignoredDirectories {
+            let ignored = path.isEmpty ? name : path + "/" + name
+            // The first walk hands them over in its scan; later ones as they are met.
+            if collectsLeftovers { ignoredDirectories.append(ignored) } else { emit(.ignoredChanged(path: ignored, isDirectory: true)) }
+        }
         // A new directory's children go in at once, not through a table grown by doubling.
         if node.children.isEmpty, contents.directories.count > 1 {
             // Not for none or one: an empty table asked for room gets storage of its own, 8 MB
@@ -147,7 +152,10 @@ extension TreeSession {
         unseenSince: Int64?, started: Double
     ) -> DirectoryScan {
         let unwatchedPaths = unwatched.values.map(\.relativePath).sorted()
-        defer { leftovers.removeAll() }
+        defer {
+            leftovers.removeAll()
+            ignoredDirectories.removeAll()
+        }
         if pendingWatchLimitReport {
             pendingWatchLimitReport = false
             emit(.watchLimit(limit: KernelLimits.maxUserWatches ?? 0, unwatched: unwatchedPaths.count))
@@ -156,6 +164,7 @@ extension TreeSession {
             scope: scope, isRecursive: isRecursive, listings: listings,
             fileCount: listings.reduce(0) { $0 + $1.names.count }, directories: directories,
             watches: nodeByWatch.count, unwatched: unwatchedPaths, unseenSince: unseenSince,
-            milliseconds: DirectoryListing.monotonicMilliseconds() - started, leftovers: leftovers)
+            milliseconds: DirectoryListing.monotonicMilliseconds() - started, leftovers: leftovers,
+            ignoredDirectories: ignoredDirectories)
     }
 }

@@ -48,6 +48,8 @@ final class TreeSession {
     /// Leftovers (see `DirectoryWatcher`) are gathered during the first walk only.
     var collectsLeftovers = false
     var leftovers: [String] = []
+    /// Ignored directories the first walk met, for its scan.
+    var ignoredDirectories: [String] = []
 
     func start() -> Result<DirectoryScan, InotifyError> {
         collectsLeftovers = true
@@ -122,6 +124,10 @@ final class TreeSession {
     }
 
     private func handleDirectoryEvent(_ event: RawInotifyEvent, parent: DirectoryNode, path: String, isIgnored: Bool) {
+        if isIgnored {
+            // Not watched, but someone asking what changed (git) must hear that it did.
+            emit(.ignoredChanged(path: path, isDirectory: true))
+        }
         if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
             if event.has(IN_MOVED_TO), let move = pendingMoves.removeValue(forKey: event.cookie) {
                 if isIgnored {
@@ -161,6 +167,13 @@ final class TreeSession {
             if event.has(IN_MOVED_FROM) {
                 if ignoredMoveSources.count > 64 { ignoredMoveSources.removeAll() }
                 ignoredMoveSources[event.cookie] = path
+            }
+            // The agent's own temp files are its business alone; any other ignored file changed
+            // is news for whoever asks what changed (git sees editors' droppings).
+            if !mailbox.isLeftover(event.name), event.has(IN_CREATE) || event.has(IN_MODIFY) || event.has(IN_CLOSE_WRITE)
+                || event.has(IN_ATTRIB) || event.has(IN_DELETE) || event.has(IN_MOVED_FROM) || event.has(IN_MOVED_TO)
+            {
+                emit(.ignoredChanged(path: path, isDirectory: false))
             }
             return
         }

@@ -38,6 +38,10 @@ public enum WatchEvent: Sendable, Equatable {
     /// path is longer than `PATH_MAX`, it cannot be entered): what happens in it goes unseen.
     /// Reported once per directory.
     case watchBlind(path: String, reason: Errno)
+    /// A name the caller's rules ignore changed (a file written, made or removed; a directory
+    /// made, moved or removed, or met by a scan after the first): it is not watched or reported as
+    /// a change of the tree, but whoever keeps a record of what changed (for git) must know.
+    case ignoredChanged(path: String, isDirectory: Bool)
     /// Every event that happened before the barrier with this number was requested precedes it.
     case barrier(UInt64)
     /// Reading the kernel queue failed; no further events will arrive.
@@ -107,6 +111,9 @@ public struct DirectoryScan: Sendable, Equatable {
     public var milliseconds: Double
     /// Ignored files the watcher was asked to point out (relative paths), first walk only.
     public var leftovers: [String] = []
+    /// Directories the rules ignore (relative paths), first walk only; later scans report them
+    /// as `ignoredChanged` events.
+    public var ignoredDirectories: [String] = []
 }
 
 extension DirectoryScan {

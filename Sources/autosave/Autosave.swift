@@ -13,12 +13,17 @@ struct Autosave: AsyncParsableCommand {
             RunCommand.self, ConfigCommand.self, WriteCommand.self, CatCommand.self, OpenCommand.self, SaveCommand.self,
             PatchCommand.self, CloseCommand.self, RemoveCommand.self, StatusCommand.self, EventsCommand.self, SyncCommand.self,
             StopCommand.self, HistoryCommand.self, ShowCommand.self, DiffCommand.self, RestoreCommand.self, UndoCommand.self,
-            MCPCommand.self,
+            MCPCommand.self, ChangesCommand.self, FsmonitorCommand.self,
         ]
     )
 
     /// Runs the command line; usage errors exit with 2 (not ArgumentParser's 64), like bad configuration.
     static func main() async {
+        // git runs the hook before every `status`: it skips the argument parser's start-up.
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "fsmonitor", arguments.count >= 2, !arguments.contains(where: { $0.hasPrefix("-") && $0 != "--start" }) {
+            Glibc.exit(FsmonitorHook.run(arguments: Array(arguments.dropFirst())))
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

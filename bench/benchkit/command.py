@@ -20,7 +20,7 @@ DEFAULT_BINARY = os.path.join(os.path.dirname(HERE), ".build", "release", "autos
 
 def parse_options(argv):
     parser = argparse.ArgumentParser(description="Whole-process benchmark of the autosave agent against inotifywait, "
-                                                 "watchman and the durable-write floor (issue 5).")
+                                                 "watchman and the durable-write floor.")
     parser.add_argument("--binary", default=DEFAULT_BINARY, help=f"the agent binary (default {DEFAULT_BINARY})")
     parser.add_argument("--runs", type=int, default=5, help="runs per figure; figures are medians (default 5)")
     parser.add_argument("--smoke", action="store_true",

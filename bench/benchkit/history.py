@@ -1,4 +1,4 @@
-"""Figure 11: history (issue 35), each row against its peer measured in the same run.
+"""Figure 11: history (every version of every file), each row against its peer measured in the same run.
 
   save cost      figure 3's method (client write -> durable `saved`, minus autosave.delayMs, with
                  the durable-write floor sampled beside it) with history.enabled true and false, two

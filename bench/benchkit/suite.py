@@ -124,7 +124,7 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
             raise BenchError(f"the agent binary {self.binary} does not exist or is not executable (build it: "
                              f"swift build -c release)")
         # Run a private copy: a rebuild of the original during the run must not change what is measured.
-        # (Named so that another session's `pkill -f autosave` on this shared machine does not hit it.)
+        # (Named so that someone else's `pkill -f autosave` on a shared machine does not hit it.)
         self.source_binary = self.binary
         self.binary = os.path.join(self.work, "agent-under-test")
         shutil.copy2(self.source_binary, self.binary)

@@ -1,4 +1,4 @@
-// The in-process benchmarks of AutosaveKit (issue 5): one executable target that package-benchmark's
+// The in-process benchmarks of AutosaveKit: one executable target that package-benchmark's
 // BenchmarkPlugin turns into a runner.
 //
 // Run all:  cd Benchmarks && swift package --disable-sandbox benchmark

@@ -81,6 +81,7 @@ extension FileWatcher {
         // that is a removal to report, not a file created and gone again.
         let existedBefore = known.contains(path) || ownWrites.expectsFile(path)
         if ownWrites.isOwn(path, current: current) {
+            recordOwnWrite(path, existedBefore: known.contains(path), exists: current != nil)
             if current == nil { known.remove(path) } else { known.insert(path) }
             logger.trace("own-write", metadata: ["path": "\(path)"])
             // A save written in place through one name of a file with several (hard links)
@@ -161,6 +162,9 @@ extension FileWatcher {
         }
         reportedChangeTimes.removeAll()
         if !changes.isEmpty { emit(changes) }
+        // Whatever happened while events were lost may not all be in what the rescan found.
+        markChangesLost()
+        ledger.isPartial = hasBlindDirectory || !scan.unwatched.isEmpty
         logger.notice(
             "rescan",
             metadata: [

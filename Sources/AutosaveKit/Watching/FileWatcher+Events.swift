@@ -38,6 +38,7 @@ extension FileWatcher {
             for file in knownBelow where !listed.contains(file) { settler.touch(file, at: now) }
         case .directoryIgnored(let path):
             let files = known.removeDirectory(path)
+            ignoredFolders.insert(path)
             settler.forget(below: path)
             logger.notice(
                 "state-dir-ignored",
@@ -45,18 +46,23 @@ extension FileWatcher {
                     "path": "\(path)", "reason": "it holds \(AgentLock.fileName): another agent's state directory",
                     "next": "not watched, nothing in it reported (\(files) files forgotten)",
                 ])
+        case .ignoredChanged(let path, let isDirectory):
+            recordIgnored(path, isDirectory: isDirectory)
         case .rootMoved:
+            markChangesLost()
             reportRootMoved()
         case .directoryRemoved(let path) where path.isEmpty:
+            markChangesLost()
             reportRootRemoved()
         case .directoryRemoved(let path):
             lastRemovalSeen = now
             // Files renamed out of it before it went are not gone: their renames settle as moves.
             let renamedOut = settler.renameSources(below: path).filter(known.contains)
-            let files = known.removeDirectory(path)
+            let files = known.removeDirectory(path) { ledger.record($0, .removed) }
             for file in renamedOut { known.insert(file) }
             emit([FileChange(.removed, path, isDirectory: true)], extra: ["files": "\(files - renamedOut.count)"])
         case .overflow:
+            markChangesLost()
             logger.warning(
                 "overflow",
                 metadata: [
@@ -69,6 +75,9 @@ extension FileWatcher {
         case .controlDirectoryLost:
             stateDirectoryLossesContinuation.yield(configuration.stateDirectory)
         case .watchBlind(let path, let reason):
+            hasBlindDirectory = true
+            ledger.isPartial = true
+            markChangesLost()
             let why = reason == .fileNameTooLong
                 ? "its absolute path is longer than the kernel takes (PATH_MAX, 4096 bytes)" : "inotify_add_watch: \(reason.description)"
             logger.warning(
@@ -79,6 +88,8 @@ extension FileWatcher {
                 ])
         case .watchLimit(let limit, let unwatched):
             let interval = rescanInterval
+            ledger.isPartial = true
+            markChangesLost()
             logger.warning(
                 "watch-limit",
                 metadata: [

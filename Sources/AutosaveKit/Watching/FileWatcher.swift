@@ -67,7 +67,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     private var rescanEvery: Duration?
     /// The settle and rescan timers, served by one task under `run()`.
     private let alarms: Alarms<C, WatcherAlarm>
-    private var isStopped = false
+    private(set) var isStopped = false
     /// The change time of what was reported last per name, so that a rescan after an overflow
     /// does not report it again. Only recent entries matter: a rescan looks back a few ms.
     var reportedChangeTimes: PathMap<Int64> = [:]
@@ -116,6 +116,15 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
     /// When the watcher last saw something deleted or renamed away (a `rm -rf` in progress shows
     /// as a stream of these).
     public internal(set) var lastRemovalSeen: C.Instant?
+    /// Every change of the tree, for "what changed since?" (`FileWatcher+Ledger`).
+    var ledger = ChangeLedger()
+    /// Folders the rules ignore that are in the tree: not watched, so anything in them may have
+    /// changed at any time.
+    var ignoredFolders = PathSet()
+    /// A directory could not be watched for good (`watchBlind`): answers are `fresh` from then on.
+    var hasBlindDirectory = false
+    var changeSignals: [Int: AsyncStream<Void>.Continuation] = [:]
+    var nextChangeSignal = 0
     /// How many changes `changes` has carried.
     public private(set) var emittedCount = 0
     /// How many of them were transient (not reported to anyone).
@@ -174,6 +183,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         // `watching` means every watch is in place: events from now on queue up in `inputs`, and
         // none is looked at before the known files are made from these listings.
         swap(&firstListings, &scan.listings)
+        takeIgnoredFolders(scan.ignoredDirectories)
         return scan
     }
 
@@ -392,6 +402,8 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
             fields.merge(extra) { _, new in new }
             logger.info("external-change", metadata: fields)
         }
+        for change in changes { recordInLedger(change) }
+        notifyChangeSubscribers()
         emittedCount += changes.count
         transientCount += changes.count(where: \.isTransient)
         changesContinuation.yield(changes)
@@ -453,6 +465,7 @@ public actor FileWatcher<C: Clock> where C.Duration == Duration {
         rescansContinuation.finish()
         stateDirectoryLossesContinuation.finish()
         rootChangesContinuation.finish()
+        finishChangeSignals()
         inputContinuation.finish()
     }
 

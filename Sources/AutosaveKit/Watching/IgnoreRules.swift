@@ -74,6 +74,15 @@ public struct IgnoreRules: Sendable {
         return isIgnored(path, isDirectory: isDirectory)
     }
 
+    /// Whether `path` is one of the names the agent owns (`.git`, its state directory, its temp
+    /// files), which nobody asking what changed ever hears of; given that its parent is not.
+    public func isOwned(_ path: String, isDirectory: Bool) -> Bool {
+        let (directory, name) = Self.split(path)
+        var matched = MatchedPath(name: name, directory: directory)
+        for index in owned.indices where owned[index].matches(&matched, isDirectory: isDirectory) { return true }
+        return false
+    }
+
     private func isIgnored(_ path: inout MatchedPath, isDirectory: Bool) -> Bool {
         guard !path.isEmpty else { return false }
         // By index: a `for pattern in` copies each pattern out, a retain and a release of its

@@ -63,12 +63,15 @@ struct KnownFiles {
         directories.keys.filter { Self.isSame($0, orBelow: directory) }.flatMap { files(in: $0) }
     }
 
-    /// Forgets everything at or below `directory` and returns how many files that was.
+    /// Forgets everything at or below `directory` and returns how many files that was; `each`
+    /// is handed every file forgotten.
     @discardableResult
-    mutating func removeDirectory(_ directory: String) -> Int {
+    mutating func removeDirectory(_ directory: String, each: (String) -> Void = { _ in }) -> Int {
         var removed = 0
         for key in directories.keys where Self.isSame(key, orBelow: directory) {
-            removed += directories.removeValue(forKey: key)?.count ?? 0
+            guard let names = directories.removeValue(forKey: key) else { continue }
+            removed += names.count
+            for name in names { each(key.isEmpty ? name : key + "/" + name) }
         }
         count -= removed
         return removed
