@@ -799,7 +799,10 @@ class LspWatchTests(PluginTestCase):
         def arrived():
             got = {change for note in self.notifications(record)[seen:] for change in note}
             return expected <= got
-        wait_for(arrived, f"{sorted(expected)} in {os.path.basename(record)} (got {self.notifications(record)[seen:]})")
+        try:
+            wait_for(arrived, f"{sorted(expected)} in {os.path.basename(record)}")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; it got {self.notifications(record)[seen:]}; messages: {self.notes()}") from None
         self.write(marker, "")
         notes = wait_for(lambda: [n for n in self.notifications(record)[seen:] if (marker, 1) in n] and self.notifications(record),
                          f"the marker {marker}")

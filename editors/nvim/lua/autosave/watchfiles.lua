@@ -276,7 +276,8 @@ function Watch:changes(params)
   if params.fresh == true then self:missed("the agent lost track of changes: " .. (self.lost_reason or "overflow or restart")) end
   local out, seen = {}, {}
   for _, change in ipairs(type(params.changes) == "table" and params.changes or {}) do
-    local kind = type(change) == "table" and change_types[change.kind]
+    -- An `ignored` path (an editor's dropping, a `watch.ignore` pattern) is not the project's.
+    local kind = type(change) == "table" and change.ignored ~= true and change_types[change.kind]
     local path = kind and type(change.path) == "string" and change.path:gsub("/$", "")
     if path and path ~= "" and bit.band(self:kinds(path), kind.bit) ~= 0 then
       local uri = vim.uri_from_fname(self.root .. "/" .. path)
