@@ -8,9 +8,12 @@ Each WATCHER is a glob (`**/*.py`), optionally `@KIND` (the WatchKind bitmask: 1
 `initialized` the server registers them all, in one `client/registerCapability`, for
 `workspace/didChangeWatchedFiles`. It appends one JSON line to RECORD for each thing a test looks
 at: the client's capabilities (`initialize`), the answer to the registration (`registered`) and
-every `workspace/didChangeWatchedFiles` notification (`changes`), as it arrives.
+every `workspace/didChangeWatchedFiles` notification (`changes`), as it arrives. When one names a
+file `unregister-NAME.py` (NAME: RECORD's name without its extension) it unregisters its
+watchers, and records the answer (`unregistered`).
 """
 import json
+import os
 import sys
 
 
@@ -52,6 +55,7 @@ def watcher(spec, workspace_uri):
 def main():
     record_path, specs = sys.argv[1], sys.argv[2:]
     workspace_uri = None
+    unregister_name = "unregister-" + os.path.splitext(os.path.basename(record_path))[0] + ".py"
 
     def record(entry):
         with open(record_path, "a") as record_file:
@@ -73,13 +77,19 @@ def main():
                 "registrations": [{"id": "watch-1", "method": "workspace/didChangeWatchedFiles",
                                    "registerOptions": {"watchers": [watcher(s, workspace_uri) for s in specs]}}]}})
         elif method == "workspace/didChangeWatchedFiles":
-            record({"event": "changes", "changes": message["params"]["changes"]})
+            changes = message["params"]["changes"]
+            record({"event": "changes", "changes": changes})
+            if any(change["uri"].endswith("/" + unregister_name) for change in changes):
+                send({"jsonrpc": "2.0", "id": "unregister-1", "method": "client/unregisterCapability", "params": {
+                    "unregisterations": [{"id": "watch-1", "method": "workspace/didChangeWatchedFiles"}]}})
         elif method == "shutdown":
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
         elif method == "exit":
             return
         elif method is None and message.get("id") == "register-1":
             record({"event": "registered", "response": message})
+        elif method is None and message.get("id") == "unregister-1":
+            record({"event": "unregistered", "response": message})
         elif "id" in message and method is not None:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not here: " + method}})
 

@@ -916,6 +916,53 @@ class LspWatchTests(PluginTestCase):
         self.assertEqual(self.recorded(record, "registered")[0]["response"].get("result", "absent"), None,
                          "the registration is answered")
 
+    def test_an_unregistered_watcher_gets_nothing_more(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        leaving = self.start_server("leaving", "**/*.py")
+        staying = self.start_server("staying", "**/*.py")
+        self.wait_subscribed(2)
+        self.write("unregister-leaving.py", "")
+        seen = self.expect(staying, {("unregister-leaving.py", 1)}, "marker1.py", 0)
+        answer = wait_for(lambda: self.recorded(leaving, "unregistered"), "the unregistration answered")[0]["response"]
+        self.assertNotIn("error", answer, "Neovim 0.7 has no handler of its own for it")
+        self.wait_subscribed(1)
+        self.write("after.py", "")
+        self.expect(staying, {("after.py", 1)}, "marker2.py", seen)
+        got = [change for note in self.notifications(leaving) for change in note]
+        self.assertEqual(got, [("unregister-leaving.py", 1)], "nothing after the unregistration")
+
+    def test_a_stopped_server_stops_its_watch(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        self.start_server("python", "**/*.py")
+        self.wait_subscribed()
+        self.nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_active_clients()[1].id)")
+        wait_for(lambda: self.watches() == [], "the watch to stop with its server")
+
+    def test_the_watch_follows_the_agent_through_a_restart(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        record = self.start_server("python", "**/*.py")
+        self.wait_subscribed()
+        self.agent.kill()
+        self.write("while-away.py", "")
+        self.agent.start()
+        # The old clock is another run's: the agent answers fresh, and the person is told once.
+        wait_for(lambda: [n for n in self.notes() if "may have missed file changes" in n and "python" in n],
+                 f"the warning; messages: {self.notes()}")
+        self.wait_subscribed()
+        seen = len(self.notifications(record))
+        self.write("after.py", "")
+        self.expect(record, {("after.py", 1)}, "marker.py", seen)
+        self.assertEqual(len([n for n in self.notes() if "may have missed" in n]), 1, self.notes())
+
     def test_placing_watchers_under_the_agents_root(self):
         """Which watchers the plugin takes (relative to the agent's root) and which it leaves to Neovim."""
         outside = os.path.join(self.home, "outside")
