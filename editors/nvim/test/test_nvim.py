@@ -792,10 +792,11 @@ class LspWatchTests(PluginTestCase):
         wait_for(lambda: len(self.watches()) == count and all(w["subscribed"] for w in self.watches()),
                  f"{count} subscribed watch(es); messages: {self.notes()}")
 
-    def expect(self, record, expected, marker, seen):
+    def expect(self, record, expected, marker, seen, one_notification=True):
         """Waits until the server got `expected` ((path, type) pairs), then creates `marker` and
         waits for it: what arrived before it (after the `seen` notifications) must be exactly
-        `expected`, each once, in one notification. Returns the count of notifications seen now."""
+        `expected`, each once (and with `one_notification`, in one notification). Returns the
+        count of notifications seen now."""
         def arrived():
             got = {change for note in self.notifications(record)[seen:] for change in note}
             return expected <= got
@@ -811,7 +812,8 @@ class LspWatchTests(PluginTestCase):
         before = [note for note in before if note]
         changes = [change for note in before for change in note]
         self.assertEqual(sorted(changes), sorted(expected), "each change once, and nothing else")
-        self.assertEqual(len(before), 1, f"one notification for the burst, got {before}")
+        if one_notification:
+            self.assertEqual(len(before), 1, f"one notification for the burst, got {before}")
         return len(notes)
 
     def test_the_server_gets_each_change_once_with_its_type(self):
@@ -868,10 +870,12 @@ class LspWatchTests(PluginTestCase):
         self.edit("main.py")
         record = self.start_server("python", "**/*.py")
         self.wait_subscribed()
+        # The agent records a removal at once and a written file once its settle window closed: a
+        # checkout may reach the server as two notifications (each change still once).
         git("checkout", "-q", "other")
-        seen = self.expect(record, {("changed.py", 2), ("gone.py", 3), ("added.py", 1)}, "marker1.py", 0)
+        seen = self.expect(record, {("changed.py", 2), ("gone.py", 3), ("added.py", 1)}, "marker1.py", 0, False)
         git("checkout", "-q", "trunk")
-        self.expect(record, {("changed.py", 2), ("gone.py", 1), ("added.py", 3)}, "marker2.py", seen)
+        self.expect(record, {("changed.py", 2), ("gone.py", 1), ("added.py", 3)}, "marker2.py", seen, False)
 
     def test_two_servers_get_only_what_their_globs_match(self):
         self.write("main.py", "main\n")

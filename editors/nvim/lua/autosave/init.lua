@@ -580,7 +580,7 @@ function M.enable()
     end,
   })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.flush_all })
-  require("autosave.watchfiles").install()
+  require("autosave.watchfiles").install_when_loaded()
   vim.api.nvim_create_user_command("AutosaveAttach", function() M.attach(0, true) end, {})
   vim.api.nvim_create_user_command("AutosaveDetach", function() M.detach(0) end, {})
   vim.api.nvim_create_user_command("AutosaveStatus", M.show_status, {})

@@ -244,9 +244,12 @@ function Watch:lost(reason)
   end, options().reconnect_ms)
 end
 
--- Changes were lost (the agent's queue overflowed, it restarted): there is no LSP message for
--- "everything may have changed", so the person is told once per watch and may restart the server.
+-- Changes were lost (the agent restarted, or some folders are not watched): there is no LSP message
+-- for "everything may have changed", so the person is told, once until changes are exact again, and
+-- may restart the server.
 function Watch:missed(why)
+  if self.has_warned then return end
+  self.has_warned = true
   local client = self:client()
   local name = client and client.name or ("client " .. self.client_id)
   vim.notify(string.format("autosave: the language server %s may have missed file changes under %s (%s); "
@@ -273,7 +276,11 @@ function Watch:changes(params)
   if not client then return self:stop() end
   if type(params) ~= "table" then return end
   if type(params.clock) == "string" then self.clock = params.clock end
-  if params.fresh == true then self:missed("the agent lost track of changes: " .. (self.lost_reason or "overflow or restart")) end
+  if params.fresh == true then
+    self:missed("the agent could not say exactly what changed" .. (self.lost_reason and " after " .. self.lost_reason or ""))
+  else
+    self.has_warned, self.lost_reason = false, nil
+  end
   local out, seen = {}, {}
   for _, change in ipairs(type(params.changes) == "table" and params.changes or {}) do
     -- An `ignored` path (an editor's dropping, a `watch.ignore` pattern) is not the project's.
@@ -373,13 +380,12 @@ local function advertise(capabilities)
   return capabilities
 end
 
--- Hooks the plugin into Neovim's LSP client, once: the capability advertised (in the defaults, and
--- in the capabilities a config passes to `vim.lsp.start_client`, which `vim.lsp.start` and
--- nvim-lspconfig call), and the registration requests answered here first.
-function M.install()
+-- Hooks the plugin into Neovim's LSP client `lsp` (the `vim.lsp` module), once: the capability
+-- advertised (in the defaults, and in the capabilities a config passes to `vim.lsp.start_client`,
+-- which `vim.lsp.start` and nvim-lspconfig call), and the registration requests answered here first.
+function M.install(lsp)
   if M.is_installed then return end
   M.is_installed = true
-  local lsp = vim.lsp
   local protocol = require("vim.lsp.protocol")
   local make_client_capabilities = protocol.make_client_capabilities
   protocol.make_client_capabilities = function(...)
@@ -442,6 +448,34 @@ function M.install()
     if unregister then return unregister(err, result, ctx, config) end
     return vim.NIL
   end
+end
+
+-- Hooks into Neovim's LSP client as it is loaded (at once when it is): loading it with the plugin
+-- would cost every start of Neovim some milliseconds, for people who use no language server too.
+-- A searcher in front of Lua's finds the real loader and installs the hooks after it ran.
+function M.install_when_loaded()
+  if package.loaded["vim.lsp"] then return M.install(package.loaded["vim.lsp"]) end
+  local searchers = package.loaders or package.searchers
+  local function searcher(name)
+    if name ~= "vim.lsp" then return nil end
+    for _, other in ipairs(searchers) do
+      if other ~= searcher then
+        local loader, extra = other(name)
+        if type(loader) == "function" then
+          return function(...)
+            for i, s in ipairs(searchers) do
+              if s == searcher then table.remove(searchers, i) break end
+            end
+            local lsp = loader(...)
+            -- `vim.lsp` is not reachable by name until this loader returns.
+            if type(lsp) == "table" then M.install(lsp) end
+            return lsp
+          end, extra
+        end
+      end
+    end
+  end
+  table.insert(searchers, 1, searcher)
 end
 
 -- The watches, for tests and for looking into a bug: [client_id][socket] = {globs, clock, subscribed}.
