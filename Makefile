@@ -54,7 +54,10 @@ run: build
 # The whole suite: unit tests on real temp directories and end-to-end tests of the binary.
 # Overflow tests flood the inotify queue that every watcher of a process shares, so they run
 # in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
-# its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then
+# its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then git
+# with `autosave fsmonitor` as its core.fsmonitor hook, `git status` compared with git's own; then the
+# Emacs package with Debian's Emacs (ERT in `emacs --batch`; it also byte-compiles the package with
+# warnings as errors and runs checkdoc); then
 # `autosave mcp` driven by the official MCP Python SDK (with pynvim in its venv, for the test where
 # a person types in Neovim while a coding agent edits and `undo --who` takes one of them back); then faultfs (a file system that forgets
 # what was not fsync'd) and the agent on it, where FUSE can be used (skipped, saying why, elsewhere).
@@ -66,6 +69,10 @@ test: deps
 	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
+	$(call need,git:git)
+	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 Tests/git/test_fsmonitor.py
+	$(call need,emacs:emacs-nox)
+	AUTOSAVE_BINARY=.build/debug/autosave emacs --batch -Q -l ert -l editors/emacs/test/autosave-test.el -f ert-run-tests-batch-and-exit
 	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema, pynvim' 2>/dev/null || { \
 		echo "make: installing the MCP Python SDK ($(MCP_SDK)) and pynvim into $(MCP_VENV)"; \
 		{ python3 -m venv $(MCP_VENV) || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \

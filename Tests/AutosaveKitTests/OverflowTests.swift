@@ -44,6 +44,27 @@ struct OverflowTests {
         await harness.stop()
     }
 
+    /// "What changed since?" after events were lost: every clock from before the loss is
+    /// answered `fresh` (the client rescans), never with a list that would be silently short;
+    /// a clock from after it is answered exactly again.
+    @Test func anOverflowAnswersEveryEarlierClockFresh() async throws {
+        let harness = try await WatcherHarness(files: ["f.txt": "old"])
+        let before = await harness.watcher.changes(since: nil).clock
+        try harness.project.write("f.txt", "new")
+        try await harness.settleAll()
+        #expect(await harness.watcher.changes(since: before).changes.map(\.path) == ["f.txt"])
+        try await harness.overflow(meanwhile: { try harness.project.write("lost.txt", "written while events were lost") })
+        try await harness.settleAll()
+        #expect(await harness.watcher.changes(since: before).isFresh)
+        let after = await harness.watcher.changes(since: nil).clock
+        try harness.project.write("f.txt", "newer")
+        try await harness.settleAll()
+        let answer = await harness.watcher.changes(since: after)
+        #expect(!answer.isFresh)
+        #expect(answer.changes.map(\.path) == ["f.txt"])
+        await harness.stop()
+    }
+
     /// A change reported just before the queue overflowed has a fresh ctime, and the rescan used
     /// to report it again (`moved` then `modified`, `f.txt` twice).
     @Test func theRescanDoesNotRepeatWhatWasAlreadyReported() async throws {
