@@ -719,6 +719,292 @@ class AgentLifeTests(PluginTestCase):
         self.assertEqual(self.read("big.txt"), b"x" * 2000 + b"y\n")
 
 
+class GlobTests(unittest.TestCase):
+    """LSP glob patterns as the plugin matches them (to apply each watcher's kinds), in the real Neovim."""
+
+    cases = [
+        ("**/*.py", "a.py", True), ("**/*.py", "x/y/a.py", True), ("**/*.py", "a.pyc", False),
+        ("**/*.py", "x/a.txt", False), ("**/*.py", "A.PY", False),
+        ("*.py", "a.py", True), ("*.py", "x/a.py", False),
+        ("src/**/*.ts", "src/a.ts", True), ("src/**/*.ts", "src/x/y/a.ts", True), ("src/**/*.ts", "a.ts", False),
+        ("src/**/*.ts", "srcx/a.ts", False),
+        ("**/*.{ts,js}", "a.ts", True), ("**/*.{ts,js}", "b/c.js", True), ("**/*.{ts,js}", "c.jsx", False),
+        ("{a,{b,c}}.py", "c.py", True), ("{a,{b,c}}.py", "d.py", False),
+        ("file?.txt", "file1.txt", True), ("file?.txt", "file10.txt", False), ("file?.txt", "file/.txt", False),
+        ("[abc].py", "a.py", True), ("[abc].py", "d.py", False), ("[!abc].py", "d.py", True),
+        ("[!abc].py", "a.py", False), ("[0-9].py", "5.py", True),
+        ("**", "any/thing/at/all", True), ("dir/**", "dir/a/b", True), ("dir/**", "other/a", False),
+        ("**/node_modules/**", "node_modules/x", True), ("**/node_modules/**", "a/node_modules/b/c", True),
+        ("a.b", "a.b", True), ("a.b", "axb", False), ("$x~.py", "$x~.py", True), ("a\\b", "a\\b", True),
+        ("café/*.py", "café/a.py", True),
+    ]
+
+    def test_globs_match_as_the_protocol_says(self):
+        nvim = pynvim.attach("child", argv=["nvim", "--embed", "--headless", "--clean", "--cmd", "set rtp^=" + PLUGIN])
+        try:
+            results = nvim.exec_lua("""
+                local glob = require('autosave.glob')
+                local out = {}
+                for i, case in ipairs(...) do out[i] = glob.compile(case[1])(case[2]) end
+                return out""", [[g, p] for g, p, _ in self.cases])
+        finally:
+            nvim.close()
+        wrong = [(g, p, want) for (g, p, want), got in zip(self.cases, results) if got != want]
+        self.assertEqual(wrong, [], "globs that matched otherwise than expected (glob, path, expected)")
+
+
+LANGUAGE_SERVER = os.path.join(HERE, "fake_language_server.py")
+
+
+class LspWatchTests(PluginTestCase):
+    """File watching for language servers (issue 37): the plugin answers the servers' registrations
+    for `workspace/didChangeWatchedFiles` under the agent's folder and sends them what the agent's
+    `changes` say, one notification per settled burst. The servers are fake_language_server.py,
+    started by Neovim's own LSP client; what they received is in their record files."""
+
+    def start_server(self, name, *watchers, root_dir=None):
+        """Starts a language server registering `watchers` (see fake_language_server.py), attached to
+        a buffer under the agent's folder; returns its record file once its registration is answered."""
+        record = os.path.join(self.home, name + ".jsonl")
+        open(record, "w").close()
+        self.nvim.exec_lua("""
+            local name, cmd, root = ...
+            local id = vim.lsp.start_client({ name = name, cmd = cmd, root_dir = root })
+            vim.lsp.buf_attach_client(0, id)""",
+            name, ["/usr/bin/python3", LANGUAGE_SERVER, record, *watchers], root_dir or self.root)
+        wait_for(lambda: self.recorded(record, "registered"), f"{name}'s registration answered")
+        return record
+
+    def recorded(self, record, event):
+        with open(record) as f:
+            return [entry for entry in map(json.loads, f) if entry["event"] == event]
+
+    def notifications(self, record):
+        """Each `workspace/didChangeWatchedFiles` the server got, as a list of (path under the root, type)."""
+        prefix = "file://" + self.root + "/"
+        return [[(c["uri"][len(prefix):] if c["uri"].startswith(prefix) else c["uri"], c["type"]) for c in entry["changes"]]
+                for entry in self.recorded(record, "changes")]
+
+    def watches(self):
+        return self.nvim.exec_lua("return require('autosave.watchfiles').state()")
+
+    def wait_subscribed(self, count=1):
+        wait_for(lambda: len(self.watches()) == count and all(w["subscribed"] for w in self.watches()),
+                 f"{count} subscribed watch(es); messages: {self.notes()}")
+
+    def expect(self, record, expected, marker, seen, one_notification=True):
+        """Waits until the server got `expected` ((path, type) pairs), then creates `marker` and
+        waits for it: what arrived before it (after the `seen` notifications) must be exactly
+        `expected`, each once (and with `one_notification`, in one notification). Returns the
+        count of notifications seen now."""
+        def arrived():
+            got = {change for note in self.notifications(record)[seen:] for change in note}
+            return expected <= got
+        try:
+            wait_for(arrived, f"{sorted(expected)} in {os.path.basename(record)}")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; it got {self.notifications(record)[seen:]}; messages: {self.notes()}") from None
+        self.write(marker, "")
+        notes = wait_for(lambda: [n for n in self.notifications(record)[seen:] if (marker, 1) in n] and self.notifications(record),
+                         f"the marker {marker}")
+        after = notes[seen:]
+        before = [[change for change in note if change[0] != marker] for note in after]
+        before = [note for note in before if note]
+        changes = [change for note in before for change in note]
+        self.assertEqual(sorted(changes), sorted(expected), "each change once, and nothing else")
+        if one_notification:
+            self.assertEqual(len(before), 1, f"one notification for the burst, got {before}")
+        return len(notes)
+
+    def test_the_server_gets_each_change_once_with_its_type(self):
+        self.write("main.py", "print('main')\n")
+        self.write("old.py", "x = 1\n")
+        self.write("notes.txt", "not watched\n")
+        os.makedirs(os.path.join(self.root, "pkg"))
+        self.write("pkg/a.py", "a\n")
+        self.write("pkg/b.py", "b\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        record = self.start_server("python", "**/*.py")
+        capabilities = self.recorded(record, "initialize")[0]["capabilities"]
+        self.assertTrue(capabilities["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"])
+        self.assertIsNone(self.recorded(record, "registered")[0]["response"].get("error"))
+        self.wait_subscribed()
+        self.assertEqual(self.watches()[0]["globs"], ["**/*.py"])
+        seen = 0
+        subprocess.run(["sed", "-i", "s/1/2/", os.path.join(self.root, "old.py")], check=True)
+        self.write("notes.txt", "still not watched\n")
+        seen = self.expect(record, {("old.py", 2)}, "marker1.py", seen)
+        self.write("new.py", "new\n")
+        seen = self.expect(record, {("new.py", 1)}, "marker2.py", seen)
+        os.remove(os.path.join(self.root, "old.py"))
+        seen = self.expect(record, {("old.py", 3)}, "marker3.py", seen)
+        os.rename(os.path.join(self.root, "pkg"), os.path.join(self.root, "lib"))
+        seen = self.expect(record, {("pkg/a.py", 3), ("pkg/b.py", 3), ("lib/a.py", 1), ("lib/b.py", 1)}, "marker4.py", seen)
+        # The buffer's own autosave is a write like any other.
+        self.keys("Goprint('more')<Esc>")
+        wait_for(lambda: b"more" in self.read("main.py"), "the autosave")
+        seen = self.expect(record, {("main.py", 2)}, "marker5.py", seen)
+
+    def test_git_checkout_of_another_branch(self):
+        def git(*args):
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=self.root, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.write("main.py", "main\n")
+        self.write("kept.py", "kept\n")
+        self.write("changed.py", "before\n")
+        self.write("gone.py", "gone\n")
+        git("init", "-q", "-b", "trunk")
+        git("add", ".")
+        git("commit", "-qm", "one")
+        git("checkout", "-qb", "other")
+        self.write("changed.py", "after\n")
+        os.remove(os.path.join(self.root, "gone.py"))
+        self.write("added.py", "added\n")
+        git("add", "-A")
+        git("commit", "-qm", "two")
+        git("checkout", "-q", "trunk")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        record = self.start_server("python", "**/*.py")
+        self.wait_subscribed()
+        # The agent records a removal at once and a written file once its settle window closed: a
+        # checkout may reach the server as two notifications (each change still once).
+        git("checkout", "-q", "other")
+        seen = self.expect(record, {("changed.py", 2), ("gone.py", 3), ("added.py", 1)}, "marker1.py", 0, False)
+        git("checkout", "-q", "trunk")
+        self.expect(record, {("changed.py", 2), ("gone.py", 1), ("added.py", 3)}, "marker2.py", seen, False)
+
+    def test_two_servers_get_only_what_their_globs_match(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        python = self.start_server("python", "**/*.py")
+        text = self.start_server("text", "**/*.txt")
+        self.wait_subscribed(2)
+        self.write("a.py", "a\n")
+        self.write("b.txt", "b\n")
+        self.write("c.md", "c\n")
+        self.expect(python, {("a.py", 1)}, "marker.py", 0)
+        self.expect(text, {("b.txt", 1)}, "marker.txt", 0)
+
+    def test_a_watcher_gets_only_the_kinds_it_asks_for(self):
+        self.write("main.py", "main\n")
+        self.write("old.py", "old\n")
+        self.write("old.cfg", "old\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        # Creations only for .py (kind 1); everything for .cfg, as a RelativePattern.
+        record = self.start_server("python", "**/*.py@1", "rel:*.cfg")
+        self.wait_subscribed()
+        self.write("old.py", "changed\n")
+        os.remove(os.path.join(self.root, "old.py"))
+        self.write("new.py", "new\n")
+        self.write("old.cfg", "changed\n")
+        # Several files: each settles on its own, so they may come in more than one notification.
+        self.expect(record, {("new.py", 1), ("old.cfg", 2)}, "marker.py", 0, False)
+
+    def test_a_watcher_outside_the_agents_folder_is_left_to_neovim(self):
+        outside = os.path.join(self.home, "outside")
+        os.mkdir(outside)
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        record = self.start_server("python", "**/*.py", outside + "/**/*.txt")
+        self.wait_subscribed()
+        self.assertEqual(self.watches()[0]["globs"], ["**/*.py"], "only the watcher under the agent's folder")
+        self.assertEqual(self.recorded(record, "registered")[0]["response"].get("result", "absent"), None,
+                         "the registration is answered")
+
+    def test_an_unregistered_watcher_gets_nothing_more(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        leaving = self.start_server("leaving", "**/*.py")
+        staying = self.start_server("staying", "**/*.py")
+        self.wait_subscribed(2)
+        self.write("unregister-leaving.py", "")
+        seen = self.expect(staying, {("unregister-leaving.py", 1)}, "marker1.py", 0)
+        answer = wait_for(lambda: self.recorded(leaving, "unregistered"), "the unregistration answered")[0]["response"]
+        self.assertNotIn("error", answer, "Neovim 0.7 has no handler of its own for it")
+        self.wait_subscribed(1)
+        self.write("after.py", "")
+        self.expect(staying, {("after.py", 1)}, "marker2.py", seen)
+        got = [change for note in self.notifications(leaving) for change in note]
+        self.assertEqual(got, [("unregister-leaving.py", 1)], "nothing after the unregistration")
+
+    def test_a_stopped_server_stops_its_watch(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        self.start_server("python", "**/*.py")
+        self.wait_subscribed()
+        self.nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_active_clients()[1].id)")
+        wait_for(lambda: self.watches() == [], "the watch to stop with its server")
+
+    def test_the_watch_follows_the_agent_through_a_restart(self):
+        self.write("main.py", "main\n")
+        self.start_agent()
+        self.start_nvim()
+        self.edit("main.py")
+        record = self.start_server("python", "**/*.py")
+        self.wait_subscribed()
+        self.agent.kill()
+        self.write("while-away.py", "")
+        self.agent.start()
+        # The old clock is another run's: the agent answers fresh, and the person is told once.
+        wait_for(lambda: [n for n in self.notes() if "may have missed file changes" in n and "python" in n],
+                 f"the warning; messages: {self.notes()}")
+        self.wait_subscribed()
+        seen = len(self.notifications(record))
+        self.write("after.py", "")
+        self.expect(record, {("after.py", 1)}, "marker.py", seen)
+        self.assertEqual(len([n for n in self.notes() if "may have missed" in n]), 1, self.notes())
+
+    def test_placing_watchers_under_the_agents_root(self):
+        """Which watchers the plugin takes (relative to the agent's root) and which it leaves to Neovim."""
+        outside = os.path.join(self.home, "outside")
+        os.makedirs(os.path.join(self.root, "sub"))
+        os.mkdir(outside)
+        self.start_agent()
+        self.start_nvim()
+        placed = self.nvim.exec_lua("""
+            local root, outside = ...
+            local place = require('autosave.watchfiles').place
+            local function client(...)
+              local folders = {}
+              for i, f in ipairs({...}) do folders[i] = { uri = vim.uri_from_fname(f), name = f } end
+              return { workspace_folders = folders, config = {} }
+            end
+            local function show(watcher, c)
+              local placed, left = place(watcher, c)
+              local globs = {}
+              for i, p in ipairs(placed) do globs[i] = p.glob end
+              return { globs, #left }
+            end
+            return {
+              show({ globPattern = '**/*.py' }, client(root)),
+              show({ globPattern = '**/*.py' }, client(root .. '/sub')),
+              show({ globPattern = { baseUri = vim.uri_from_fname(root .. '/sub'), pattern = '*.py' } }, client(root)),
+              show({ globPattern = { baseUri = { uri = vim.uri_from_fname(root), name = 'r' }, pattern = '*.py' } }, client()),
+              show({ globPattern = { baseUri = vim.uri_from_fname(outside), pattern = '*.py' } }, client(root)),
+              show({ globPattern = root .. '/src/**/*.py' }, client(outside)),
+              show({ globPattern = outside .. '/**/*.py' }, client(root)),
+              show({ globPattern = '**/*.py' }, client(root, outside)),
+            }""", self.root, outside)
+        self.assertEqual(placed, [
+            [["**/*.py"], 0], [["sub/**/*.py"], 0], [["sub/*.py"], 0], [["*.py"], 0], [[], 1],
+            [["src/**/*.py"], 0], [[], 1], [["**/*.py"], 1],
+        ])
+
+
 # The other user the trust tests act as, reached with setpriv (root only).
 AS_NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 

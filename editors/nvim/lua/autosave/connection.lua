@@ -96,7 +96,8 @@ local Connection = {}
 Connection.__index = Connection
 
 -- Connects to `socket`; `handlers.on_event(params)` gets each event, `handlers.on_close(reason)`
--- the end of the connection, once. `on_ready(err)` says whether the connection is up.
+-- the end of the connection, once, and `handlers.on_notification(method, params)` (optional) any
+-- other notification (`changes`, for file watching). `on_ready(err)` says whether the connection is up.
 function M.open(socket, handlers, on_ready)
   local self = setmetatable({
     socket = socket, handlers = handlers, pipe = uv.new_pipe(false), next_id = 1,
@@ -161,6 +162,8 @@ function Connection:dispatch(line)
     self.handlers.on_event(message.params)
   elseif message.method == "dropped" then
     self:close("the agent dropped this connection: it fell behind its events")
+  elseif type(message.method) == "string" and self.handlers.on_notification then
+    self.handlers.on_notification(message.method, message.params)
   end
 end
 

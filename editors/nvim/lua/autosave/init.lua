@@ -15,6 +15,8 @@ local defaults = {
   write_timeout_ms = 10000,
   -- Attach every file buffer under a folder with a running agent as it is read.
   auto_attach = true,
+  -- Language servers' file watchers under an agent's folder get their changes from the agent.
+  lsp_watch = true,
 }
 
 M.options = vim.deepcopy(defaults)
@@ -578,6 +580,7 @@ function M.enable()
     end,
   })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.flush_all })
+  require("autosave.watchfiles").install_when_loaded()
   vim.api.nvim_create_user_command("AutosaveAttach", function() M.attach(0, true) end, {})
   vim.api.nvim_create_user_command("AutosaveDetach", function() M.detach(0) end, {})
   vim.api.nvim_create_user_command("AutosaveStatus", M.show_status, {})
