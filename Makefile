@@ -65,11 +65,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
 	$(SWIFT) test --skip-build --no-parallel --filter OverflowTests
-	$(call need,nvim:neovim)
+	$(call need,nvim:neovim git:git)
 	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
-	$(call need,git:git)
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 Tests/git/test_fsmonitor.py
 	$(call need,emacs:emacs-nox)
 	AUTOSAVE_BINARY=.build/debug/autosave emacs --batch -Q -l ert -l editors/emacs/test/autosave-test.el -f ert-run-tests-batch-and-exit
