@@ -39,9 +39,9 @@ export def OfBuffer(buf: number, known_empty = false): dict<any>
   endif
   return {
     lines: lines,
-    eol: getbufvar(buf, '&endofline') != 0,
+    eol: !!getbufvar(buf, '&endofline'),
     ff: getbufvar(buf, '&fileformat'),
-    bom: getbufvar(buf, '&bomb') != 0 && getbufvar(buf, '&binary') == 0,
+    bom: !!getbufvar(buf, '&bomb') && !getbufvar(buf, '&binary'),
   }
 enddef
 
@@ -59,7 +59,7 @@ export def Unkept(buf: number): string
   if ff == 'mac'
     return "its 'fileformat' is mac (lines end in a lone \"\\r\"), which the plugin does not follow"
   endif
-  if getbufvar(buf, '&binary') != 0 && ff != 'unix'
+  if !!getbufvar(buf, '&binary') && ff != 'unix'
     return "'binary' is set with 'fileformat' " .. ff .. ', which the plugin does not follow'
   endif
   return ''
