@@ -56,7 +56,9 @@ run: build
 # in a second process, one at a time. Then the Neovim plugin with the real editor, driven through
 # its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then
 # `autosave mcp` driven by the official MCP Python SDK (with pynvim in its venv, for the test where
-# a person types in Neovim while a coding agent edits and `undo --who` takes one of them back); then faultfs (a file system that forgets
+# a person types in Neovim while a coding agent edits and `undo --who` takes one of them back); then
+# the Vim plugin in Debian's Vim (installed when `vim` is missing or is vim-tiny, which has no
+# channels), by its own Vim script test in a pseudo-terminal; then faultfs (a file system that forgets
 # what was not fsync'd) and the agent on it, where FUSE can be used (skipped, saying why, elsewhere).
 test: deps
 	$(SWIFT) build --build-tests
@@ -66,6 +68,9 @@ test: deps
 	@/usr/bin/python3 -c 'import pynvim' 2>/dev/null || { echo "make: installing python3-pynvim"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pynvim; }
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 editors/nvim/test/test_nvim.py
+	@vim --version 2>/dev/null | grep -q '+channel' || { echo "make: installing vim (Debian's, with +channel)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim; }
+	AUTOSAVE_BINARY=.build/debug/autosave editors/vim/test/run.sh
 	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema, pynvim' 2>/dev/null || { \
 		echo "make: installing the MCP Python SDK ($(MCP_SDK)) and pynvim into $(MCP_VENV)"; \
 		{ python3 -m venv $(MCP_VENV) || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \

@@ -15,7 +15,9 @@ export AUTOSAVE_VIM_RESULTS="$results"
 export AUTOSAVE_BINARY="${AUTOSAVE_BINARY:-.build/debug/autosave}"
 unset AUTOSAVE_SOCKET
 # The whole run is bounded: a prompt the plugin failed to prevent would otherwise wait forever.
-timeout 600 script -qefc "vim -Nu NONE -i NONE -n --not-a-term -S '$here/run.vim'" /dev/null </dev/null >/dev/null
+timeout 300 script -qefc "vim -Nu NONE -i NONE -n --not-a-term -S '$here/run.vim'" /dev/null </dev/null >/dev/null
 status=$?
-if [ -s "$results" ]; then cat "$results"; else echo "editors/vim/test: Vim gave no results (exit status $status)"; fi
+if [ "$status" -eq 124 ]; then
+	echo "editors/vim/test: Vim did not finish in 300 s (a prompt waiting for an answer?)"
+elif [ -s "$results" ]; then cat "$results"; else echo "editors/vim/test: Vim gave no results (exit status $status)"; fi
 [ "$status" -eq 0 ] && [ -s "$results" ] && ! grep -q '^FAILED' "$results"

@@ -145,6 +145,43 @@ def g:Test_typing_is_saved_without_w()
   WaitFor(() => !&modified, "'modified' to clear once the agent saved")
   assert_equal(['one', 'twoxx', 'three', ' four'], getline(1, '$'))
   assert_true(Logged('saved', 'notes.txt'), 'the agent saved it')
+  assert_match('^autosave: notes.txt · revision \d\+ · saved$', trim(execute('AutosaveStatus')))
+enddef
+
+def g:Test_an_overlapping_change_keeps_your_text_and_copies_the_disks()
+  Put('plan.txt', "a\nb\nc\n")
+  StartAgent(60000)
+  Edit('plan.txt')
+  Type("2GAmine\<Esc>")
+  WaitFor(() => Settled(), 'the typing to reach the agent')
+  assert_match('· unsaved\|· saving in', execute('AutosaveStatus'))
+  system('sed -i "s/^b$/theirs/" ' .. shellescape(Path('plan.txt')))
+  WaitFor(() => !empty(autosave#Conflicts()), 'the conflict to be reported')
+  var conflict = autosave#Conflicts()[0]
+  assert_equal('buffer', conflict.kept)
+  assert_equal(['a', 'theirs', 'c'], readfile(conflict.copy))
+  assert_equal(['a', 'bmine', 'c'], getline(1, '$'))
+  assert_match('plan.txt changed on disk where you were editing too (overlap): your text stays here', execute('messages'))
+  AutosaveConflicts
+  assert_equal(1, len(getqflist()))
+  assert_equal(conflict.copy, fnamemodify(bufname(getqflist()[0].bufnr), ':p'))
+  cclose
+  write
+  assert_equal("a\nbmine\nc\n", Disk('plan.txt'))
+enddef
+
+def g:Test_help_has_clean_tags()
+  var copy = home .. '/doc'
+  mkdir(copy, 'p')
+  writefile(readfile(PLUGIN .. '/doc/autosave.txt', 'b'), copy .. '/autosave.txt', 'b')
+  execute 'helptags' fnameescape(copy)
+  var tags = readfile(copy .. '/tags')
+  assert_true(index(tags->mapnew((_, t) => split(t, "\t")[0]), 'autosave') >= 0, 'the tag autosave')
+  assert_equal(len(tags), len(tags->copy()->sort()->uniq()), 'no tag twice')
+  &runtimepath ..= ',' .. home
+  help autosave
+  assert_equal('autosave.txt', expand('%:t'))
+  helpclose
 enddef
 
 def g:Test_kill_9_of_vim_after_typing_loses_nothing_sent()
