@@ -26,7 +26,7 @@ var children: list<job> = []
 var report: list<string> = []
 
 # Waits until `Condition()` holds; a failed assertion naming `what` after `limit` seconds.
-def WaitFor(Condition: func(): bool, what: string, limit = TIMEOUT): bool
+def WaitFor(Condition: func, what: string, limit = TIMEOUT): bool
   var start = reltime()
   while !Condition()
     if reltimefloat(reltime(start)) > limit
@@ -168,6 +168,31 @@ def g:Test_an_overlapping_change_keeps_your_text_and_copies_the_disks()
   cclose
   write
   assert_equal("a\nbmine\nc\n", Disk('plan.txt'))
+enddef
+
+def g:Test_the_agent_killed_and_restarted_loses_nothing_typed()
+  Put('log.txt', "start\n")
+  StartAgent()
+  Edit('log.txt')
+  job_stop(agent_job, 'kill')
+  WaitFor(() => !autosave#Status().connected, 'the plugin to see the agent gone')
+  assert_match('lost the agent', execute('messages'))
+  # Typed while no agent runs: in the buffer, sent once one is back.
+  Type("GoTyped alone\<Esc>")
+  StartAgent()
+  WaitFor(() => Disk('log.txt') == "start\nTyped alone\n", 'the text typed meanwhile on disk')
+  WaitFor(() => autosave#Status().connected, 'the plugin to follow the buffer again')
+  Type("Goand after\<Esc>")
+  WaitFor(() => Disk('log.txt') == "start\nTyped alone\nand after\n", 'the typing after on disk')
+enddef
+
+def g:Test_a_new_file_is_created_by_the_agent()
+  StartAgent()
+  execute 'edit' fnameescape(Path('new.txt'))
+  WaitFor(() => autosave#Status().revision != null, 'new.txt attached')
+  Type("inew text\<CR>second\<Esc>")
+  WaitFor(() => Disk('new.txt') == "new text\nsecond\n", 'the new file on disk')
+  WaitFor(() => !&modified, "'modified' to clear")
 enddef
 
 def g:Test_help_has_clean_tags()
