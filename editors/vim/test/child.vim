@@ -16,7 +16,7 @@ enddef
 
 try
   execute 'edit' fnameescape($CHILD_FILE)
-  Until(() => autosave#Status().revision != null)
+  Until(() => get(autosave#Status(), 'revision', null) != null)
   feedkeys($CHILD_KEYS, 'xt')
   redraw
   Until(() => autosave#Status().settled)

@@ -64,6 +64,9 @@ enddef
 
 # `autosave run` on the project, with `delay_ms` as its quiet window before a save.
 def StartAgent(delay_ms = 300)
+  if !executable(BINARY)
+    throw 'the agent binary ' .. BINARY .. ' is not there: build it (swift build) or set AUTOSAVE_BINARY'
+  endif
   writefile([json_encode({autosave: {delayMs: delay_ms, maxDelayMs: max([delay_ms, 2000])}})], Path('autosave.json'))
   agent_job = job_start([BINARY, 'run', root, '--log-format', 'json'],
     {in_io: 'null', out_io: 'null', err_io: 'file', err_name: home .. '/agent.log'})
@@ -224,6 +227,14 @@ def g:Test_kill_9_of_vim_after_typing_loses_nothing_sent()
   # ... and saves it, with the editor gone.
   Cli('save draft.txt')
   assert_equal("firstand more\nsecond\nthird line ü\n", Disk('draft.txt'))
+enddef
+
+def g:Test_quitting_right_after_typing_loses_nothing()
+  Put('quick.txt', "one\n")
+  StartAgent(60000)
+  var [job, _] = StartChild('quick.txt', "Gotwo\<Esc>:qa!\<CR>")
+  WaitFor(() => job_status(job) == 'dead', 'the second Vim to quit')
+  assert_equal("one\ntwo\n", Cli('cat quick.txt'))
 enddef
 
 def g:Test_sed_on_other_lines_is_merged_with_the_cursor_kept()
