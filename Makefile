@@ -57,10 +57,12 @@ run: build
 # its RPC by Debian's pynvim (so Debian's python3, whatever python3 comes first on PATH); then git
 # with `autosave fsmonitor` as its core.fsmonitor hook, `git status` compared with git's own; then the
 # Emacs package with Debian's Emacs (ERT in `emacs --batch`; it also byte-compiles the package with
-# warnings as errors and runs checkdoc); then
-# `autosave mcp` driven by the official MCP Python SDK (with pynvim in its venv, for the test where
-# a person types in Neovim while a coding agent edits and `undo --who` takes one of them back); then faultfs (a file system that forgets
-# what was not fsync'd) and the agent on it, where FUSE can be used (skipped, saying why, elsewhere).
+# warnings as errors and runs checkdoc); then the Vim plugin in Debian's Vim (installed when `vim` is
+# missing or is vim-tiny, which has no channels), by its own Vim script test in a pseudo-terminal;
+# then `autosave mcp` driven by the official MCP Python SDK (with pynvim in its venv, for the test
+# where a person types in Neovim while a coding agent edits and `undo --who` takes one of them back);
+# then faultfs (a file system that forgets what was not fsync'd) and the agent on it, where FUSE can
+# be used (skipped, saying why, elsewhere).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip OverflowTests
@@ -72,6 +74,9 @@ test: deps
 	AUTOSAVE_BINARY=.build/debug/autosave /usr/bin/python3 Tests/git/test_fsmonitor.py
 	$(call need,emacs:emacs-nox)
 	AUTOSAVE_BINARY=.build/debug/autosave emacs --batch -Q -l ert -l editors/emacs/test/autosave-test.el -f ert-run-tests-batch-and-exit
+	@vim --version 2>/dev/null | grep -q '+channel' || { echo "make: installing vim (Debian's, with +channel)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim; }
+	AUTOSAVE_BINARY=.build/debug/autosave editors/vim/test/run.sh
 	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp, jsonschema, pynvim' 2>/dev/null || { \
 		echo "make: installing the MCP Python SDK ($(MCP_SDK)) and pynvim into $(MCP_VENV)"; \
 		{ python3 -m venv $(MCP_VENV) || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
