@@ -156,7 +156,7 @@ class GitFigure:
                 watchman.command(["watch", repo], 600)
                 watchman.command(["query", repo, {"expression": ["type", "f"], "fields": ["name"]}], 600)
                 hooks["watchman"] = WATCHMAN_HOOK
-                environment["watchman"] = {"WATCHMAN_SOCK": watchman.sockname}
+                environment["watchman"] = self.watchman_cli(watchman)
             except PeerUnavailable as reason:
                 self.unavailable["watchman"] = str(reason)
                 print(f"  watchman: unavailable: {reason}", flush=True)
@@ -172,6 +172,19 @@ class GitFigure:
             if watchman is not None and watchman.process is not None:
                 watchman.stop()
             agent.stop()
+
+    def watchman_cli(self, watchman):
+        """The environment of the sample hook: `watchman` on its PATH is a wrapper that points the
+        CLI at the private daemon. (The CLI of watchman 4.9 ignores WATCHMAN_SOCK, and where it finds
+        no daemon it starts one of its own, which outlives the benchmark; with --no-spawn it fails
+        instead, and git says so.) The wrapper costs the hook one exec of sh."""
+        directory = os.path.join(self.work, "watchman-cli")
+        os.makedirs(directory, exist_ok=True)
+        wrapper = os.path.join(directory, "watchman")
+        with open(wrapper, "w") as file:
+            file.write(f"#!/bin/sh\nexec {shutil.which('watchman')} --no-spawn --sockname {watchman.sockname} \"$@\"\n")
+        os.chmod(wrapper, 0o755)
+        return {"PATH": f"{directory}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
 
     def git_status(self, config, hook, env):
         """(ms spawn to exit, its output) of one `git status --porcelain` of a configuration."""
@@ -225,7 +238,7 @@ class GitFigure:
         env = {}
         if watchman is not None and "watchman" not in self.unavailable:
             hooks["watchman"] = [WATCHMAN_HOOK, "2"]
-            env["watchman"] = {"WATCHMAN_SOCK": watchman.sockname}
+            env["watchman"] = self.watchman_cli(watchman)
             tokens["watchman"] = watchman.command(["clock", repo], 60)["clock"]
         times = {name: [] for name in hooks}
         answered = []
@@ -247,6 +260,9 @@ class GitFigure:
                     if "/" in paths or not changed <= set(paths):
                         raise BenchError(f"the {name} hook, 10 files after its token, answered {len(paths)} paths "
                                          f"without {sorted(changed - set(paths))[:3]} ({paths[:5]})")
+                    if name == "watchman" and token.split(":")[2:3] != [str(watchman.process.pid)]:
+                        raise BenchError(f"the sample hook's clock {token} is not the private watchman daemon's "
+                                         f"(pid {watchman.process.pid}): another daemon answered it")
                     tokens[name] = token
                 if name == "autosave":
                     answered.append(len(paths))

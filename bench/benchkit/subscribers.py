@@ -12,7 +12,8 @@ notifications), 4 of which match the files written.
                line instead), divided by writes × 8; each phase ends once every matching
                subscriber has been sent the last write
 The three phases (none, the eighth alone, all 8) run in an order that rotates from run to run,
-after 50 writes with none to warm the fresh agent up.
+after 50 writes with none to warm the fresh agent up, each once the agent has used no CPU for a
+second.
 """
 import json
 import os
@@ -51,6 +52,7 @@ class SubscriberFigure:
             self.subscribers_none(agent, run, warm_up=True)
             shift = run % len(PHASES)
             for phase in PHASES[shift:] + PHASES[:shift]:
+                self.agent_quiet(agent)
                 getattr(self, f"subscribers_{phase}")(agent, run)
             cpu = self.samples_this_run
             per = (cpu["eight"] - cpu["none"]) * 1000 / (self.options.sub_writes * 8)
@@ -61,6 +63,20 @@ class SubscriberFigure:
                   f"{cpu['eight']:.0f} ms with 8: {per:.2f} µs per change per subscriber", flush=True)
         finally:
             agent.stop()
+
+    @staticmethod
+    def agent_quiet(agent, timeout=60.0):
+        """Waits until the agent has used no CPU for a second (what it does after a phase, or after
+        `ready`, is no phase's), up to `timeout` s, then goes on."""
+        deadline = time.monotonic() + timeout
+        last = cpu_ms(agent.process.pid)
+        while time.monotonic() < deadline:
+            time.sleep(1)
+            now = cpu_ms(agent.process.pid)
+            if now == last:
+                return
+            last = now
+        print(f"  the agent was still busy after {timeout:.0f} s; measuring anyway", flush=True)
 
     @property
     def samples_this_run(self):
