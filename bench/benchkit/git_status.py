@@ -1,7 +1,9 @@
 """Figure 12, git's side: `git status` with `autosave fsmonitor` as core.fsmonitor, against the same
 without a hook, with git's own fsmonitor-watchman sample hook and a private watchman, and with a
 hook that answers "nothing changed" at once (bench/fsmonitor-floor.c: git's floor, what any hook
-costs git itself); the hooks alone, start to exit; and the inotify watches the agent holds while
+costs git itself), and with the oracle, the same program answering at once the paths this script
+changed (what git itself costs with a hook that is exact and free: git then refreshes those
+entries and writes its index, which the floor spares it); the hooks alone, start to exit; and the inotify watches the agent holds while
 it serves git, two language servers and the CLI, against what watchman and a watcher per server
 would hold.
 
@@ -27,9 +29,12 @@ from .git_repo import GIT_ENVIRONMENT, RepositoryCache, git, repository_size
 from .peers import Watchman
 from .scaling_trees import directory_names
 
-CONFIGS = ("none", "autosave", "watchman", "floor")
+CONFIGS = ("none", "autosave", "watchman", "oracle", "floor")
 CONFIG_LABELS = {"none": "no hook", "autosave": "autosave fsmonitor",
-                 "watchman": "fsmonitor-watchman.sample + watchman", "floor": "hook answering \"nothing changed\""}
+                 "watchman": "fsmonitor-watchman.sample + watchman",
+                 "oracle": "hook answering the changed paths at once", "floor": "hook answering \"nothing changed\""}
+# The configurations whose `git status` must list the files changed (the floor's cannot).
+EXACT = ("autosave", "watchman", "oracle")
 WATCHMAN_HOOK = "/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample"
 CHANGED_PER_STATUS = 10
 WARM_UPS = 3
@@ -81,10 +86,13 @@ class GitFigure:
             f"core.untrackedCache=true, each configuration with its own index file, {WARM_UPS} statuses to warm "
             f"each up, then per round {CHANGED_PER_STATUS} tracked files given new content and one status of each "
             f"configuration in a rotating order; a run's figure is the median of its rounds, the output with "
-            f"autosave's and watchman's hooks checked to be the output without a hook. The floor "
-            f"(bench/fsmonitor-floor.c) prints the token it was given and no path, so git trusts its whole index and "
-            f"sees none of the changed files: what git costs with any hook. git runs `autosave fsmonitor` through "
-            f"`sh -c` (the command has a space), the floor and the sample hook directly. The hooks alone: each run "
+            f"autosave's, watchman's and the oracle's hooks checked to be the output without a hook. The "
+            f"floor (bench/fsmonitor-floor.c) prints the token it was given and no path, so git trusts its whole index "
+            f"and sees none of the changed files: what git costs with any hook. The oracle (the same program) prints a "
+            f"new token and the {CHANGED_PER_STATUS} paths this script changed, at once: what git costs with an exact "
+            f"hook that costs nothing, git then refreshing those entries and writing its index (which it does not "
+            f"with the floor). git runs `autosave fsmonitor` through "
+            f"`sh -c` (the command has a space), the floor, the oracle and the sample hook directly. The hooks alone: each run "
             f"by this script from the work tree with {CHANGED_PER_STATUS} files changed since its token, checked to "
             f"list them. Subscribers: see bench/benchkit/subscribers.py. Watches: the `inotify wd:` lines of the "
             f"agent's inotify descriptor right after `ready`, and after it served the git rows, two `subscribe`s "
@@ -145,8 +153,11 @@ class GitFigure:
         try:
             agent.start()
             alone = inotify_watches(agent.process.pid)
-            hooks = {"none": None, "autosave": f"{self.binary} fsmonitor", "floor": self.fsmonitor_floor}
-            environment = {}
+            hooks = {"none": None, "autosave": f"{self.binary} fsmonitor", "oracle": self.fsmonitor_floor,
+                     "floor": self.fsmonitor_floor}
+            self.oracle_answer = os.path.join(self.work, "oracle-answer")
+            self.write_oracle("warm-up", None)
+            environment = {"oracle": {"FSMONITOR_FLOOR_ANSWER": self.oracle_answer}}
             try:
                 if not os.access(WATCHMAN_HOOK, os.X_OK):
                     raise PeerUnavailable(f"git's sample hook {WATCHMAN_HOOK} is missing (Debian package git)")
@@ -205,10 +216,16 @@ class GitFigure:
             raise BenchError(f"git status ({CONFIG_LABELS[config]}) complained: {result.stderr.decode(errors='replace')[-300:]}")
         return elapsed, result.stdout
 
+    def write_oracle(self, token, paths):
+        """The oracle's next answer: a new token and `paths`, or `/` (everything) when None."""
+        with open(self.oracle_answer, "wb") as file:
+            file.write(f"oracle-{token}".encode() + b"\0" + b"".join(path.encode() + b"\0" for path in (paths or ["/"])))
+
     def git_rounds(self, configs, hooks, environment, run):
         times = {config: [] for config in configs}
         for round_number in range(self.options.git_rounds):
             changed = self.git_change_files()
+            self.write_oracle(f"{run}-{round_number}", changed)
             shift = (round_number + run) % len(configs)
             outputs = {}
             for config in configs[shift:] + configs[:shift]:
@@ -218,7 +235,7 @@ class GitFigure:
             missing = [path for path in changed if f" M {path}".encode() not in reference]
             if missing:
                 raise BenchError(f"git status without a hook does not list the files just changed: {missing[:3]}")
-            for config in ("autosave", "watchman"):
+            for config in EXACT:
                 if config in outputs and set(outputs[config].splitlines()) != reference:
                     difference = set(outputs[config].splitlines()) ^ reference
                     raise BenchError(f"git status with {CONFIG_LABELS[config]} differs from git status without a "

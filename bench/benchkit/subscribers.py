@@ -7,13 +7,14 @@ notifications), 4 of which match the files written.
                naming it; --latency-gap-ms between writes) over --sub-writes writes, timed at the
                eighth subscriber (glob `**/f*`, read in this process), the seven others read by a
                process of their own (subscriber_crowd.py); against the same with the eighth alone
-  agent CPU    the agent's utime+stime (/proc/PID/stat) over the writes with the 8 subscribers
-               minus over as many writes with none (waiting on the agent's `external-change` log
-               line instead), divided by writes × 8; each phase ends once every matching
-               subscriber has been sent the last write
-The three phases (none, the eighth alone, all 8) run in an order that rotates from run to run,
-after 50 writes with none to warm the fresh agent up, each once the agent has used no CPU for a
-second.
+  agent CPU    the agent's utime+stime (/proc/PID/stat) over --sub-writes writes with the 8
+               subscribers minus over as many writes with none (waiting on the agent's
+               `external-change` log line instead), divided by writes × 8. The writes go in
+               BLOCKS blocks of each, alternating (none, 8, none, 8, ...), so that a change in the
+               machine's load meets both alike; each block ends once every matching subscriber has
+               been sent its last write
+After 50 writes with none to warm the fresh agent up, the eighth alone, then the alternating blocks
+(which kind goes first alternates from run to run), each once the agent has used no CPU for a second.
 """
 import json
 import os
@@ -30,7 +31,8 @@ from .processes import LineReader, cpu_ms, log_event
 CROWD_GLOBS = ["**/*.py", "**/*.txt", "**/*.{ts,tsx}", "**/*.md", "t*/**", "**/f[0-9]*", "**/*[0-9]"]
 CROWD_MATCHING = 3
 EIGHTH_GLOB = "**/f*"
-PHASES = ("none", "one", "eight")
+BLOCKS = 4
+WARM_UP_WRITES = 50
 
 
 class SubscriberFigure:
@@ -39,35 +41,59 @@ class SubscriberFigure:
     def subscribers_figure(self, run):
         self.git_setup()
         repo = self.git_repository
+        writes = self.options.sub_writes
         agent = AgentRun(self, repo, {"watch": {"settleMs": 0}, "history": {"enabled": False}}, f"subscribers-{run}")
         self.configs["12 subscribers"] = (f"watch.settleMs 0, history.enabled false (what history costs per change, "
                                           f"the same with or without subscribers, would drown theirs in noise), on "
-                                          f"the repository of the git rows after 50 writes to warm up; the eighth's glob "
-                                          f"{EIGHTH_GLOB}, the others {' '.join(CROWD_GLOBS)} ({CROWD_MATCHING} of them "
-                                          f"matching); {self.options.sub_writes} writes a phase, "
-                                          f"{self.options.latency_gap_ms:g} ms apart")
+                                          f"the repository of the git rows after {WARM_UP_WRITES} writes to warm up; "
+                                          f"the eighth's glob {EIGHTH_GLOB}, the others {' '.join(CROWD_GLOBS)} "
+                                          f"({CROWD_MATCHING} of them matching); {writes} writes with the eighth alone, "
+                                          f"{writes} with none and {writes} with all 8 in {BLOCKS} alternating blocks "
+                                          f"each, {self.options.latency_gap_ms:g} ms apart")
         try:
             agent.start()
             # What a fresh agent does once, after `ready` and at its first changes, is no subscriber's.
-            self.subscribers_none(agent, run, warm_up=True)
-            shift = run % len(PHASES)
-            for phase in PHASES[shift:] + PHASES[:shift]:
-                self.agent_quiet(agent)
-                getattr(self, f"subscribers_{phase}")(agent, run)
-            cpu = self.samples_this_run
-            per = (cpu["eight"] - cpu["none"]) * 1000 / (self.options.sub_writes * 8)
+            self.writes_without_subscribers(agent, self.subscriber_targets(run, 0, WARM_UP_WRITES))
+            self.agent_quiet(agent)
+            alone, _ = self.writes_with_subscribers(agent, self.subscriber_targets(run, 1, writes), None)
+            self.record_notice("one", alone, "the eighth alone")
+            cpu = {"none": 0.0, "eight": 0.0}
+            eight, logged = [], []
+            per_block = max(1, writes // BLOCKS)
+            kinds = ["none", "eight"] if run % 2 == 0 else ["eight", "none"]
+            for block in range(BLOCKS):
+                for kind in kinds:
+                    targets = self.subscriber_targets(run, 2 + 2 * block + (kind == "eight"), per_block)
+                    self.agent_quiet(agent)
+                    if kind == "none":
+                        samples, used = self.writes_without_subscribers(agent, targets)
+                        logged += samples
+                        cpu["none"] += used
+                    else:
+                        samples, used = self.with_crowd(agent, targets)
+                        eight += samples
+                        cpu["eight"] += used
+            self.record_notice("eight", eight, "the eighth of 8")
+            self.record_notice("log", logged, "no subscriber, the agent's `external-change` log line")
+            per = (cpu["eight"] - cpu["none"]) * 1000 / (per_block * BLOCKS * 8)
             self.record("subs.cpu-us", per)
             self.extra["subs.cpu-ms.none"].append(cpu["none"])
             self.extra["subs.cpu-ms.eight"].append(cpu["eight"])
-            print(f"  agent CPU over {self.options.sub_writes} writes: {cpu['none']:.0f} ms with no subscriber, "
+            print(f"  agent CPU over {per_block * BLOCKS} writes: {cpu['none']:.0f} ms with no subscriber, "
                   f"{cpu['eight']:.0f} ms with 8: {per:.2f} µs per change per subscriber", flush=True)
         finally:
             agent.stop()
 
+    def record_notice(self, label, samples, name):
+        p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
+        self.record(f"subs.{label}.p50", p50)
+        self.record(f"subs.{label}.p99", p99)
+        print(f"  {name}: notice p50 {p50:.2f} ms p99 {p99:.2f} ms ({len(samples)} writes)", flush=True)
+
     @staticmethod
     def agent_quiet(agent, timeout=60.0):
-        """Waits until the agent has used no CPU for a second (what it does after a phase, or after
-        `ready`, is no phase's), up to `timeout` s, then goes on."""
+        """Waits until the agent has used no CPU for a second (what it does after a block, or after
+        `ready`, is no block's), up to `timeout` s, then goes on."""
         deadline = time.monotonic() + timeout
         last = cpu_ms(agent.process.pid)
         while time.monotonic() < deadline:
@@ -78,17 +104,12 @@ class SubscriberFigure:
             last = now
         print(f"  the agent was still busy after {timeout:.0f} s; measuring anyway", flush=True)
 
-    @property
-    def samples_this_run(self):
-        if not hasattr(self, "_subscriber_cpu"):
-            self._subscriber_cpu = {}
-        return self._subscriber_cpu
+    def subscriber_targets(self, run, block, count):
+        """`count` tracked files, spread over the tree, different from block to block and run to run."""
+        offset = (run * 31 + block) * 104729
+        return [self.git_names[(offset + index * 7919) % len(self.git_names)] for index in range(count)]
 
-    def subscriber_targets(self, offset):
-        count = self.options.sub_writes
-        return [self.git_names[(offset * 104729 + index * 7919) % len(self.git_names)] for index in range(count)]
-
-    def subscriber_writes(self, agent, targets, wait):
+    def subscriber_writes(self, targets, wait):
         """Writes each target (figure 2's way) and calls wait(relative) until it is noticed; ms each."""
         samples = []
         for index, relative in enumerate(targets):
@@ -104,8 +125,9 @@ class SubscriberFigure:
                 time.sleep(self.options.latency_gap_ms / 1000)
         return samples
 
-    def subscribers_none(self, agent, run, warm_up=False):
-        targets = self.subscriber_targets(3 * run + 1)[:50 if warm_up else None]
+    def writes_without_subscribers(self, agent, targets):
+        """(ms per write to the agent's log line, the agent's CPU ms) over the writes, each waited
+        for on the agent's log."""
         agent.log.drain()
         before = cpu_ms(agent.process.pid)
 
@@ -113,9 +135,8 @@ class SubscriberFigure:
             return agent.log.wait_for(log_event("external-change", path=relative), 30,
                                       f"the agent's `external-change` line for {relative}")[1]
 
-        self.subscriber_writes(agent, targets, wait)
-        if not warm_up:
-            self.samples_this_run["none"] = cpu_ms(agent.process.pid) - before
+        samples = self.subscriber_writes(targets, wait)
+        return samples, cpu_ms(agent.process.pid) - before
 
     def eighth(self, agent):
         """The timed subscriber: a connection subscribed with EIGHTH_GLOB, read by a LineReader."""
@@ -139,10 +160,11 @@ class SubscriberFigure:
             return True if any(change.get("path") == relative for change in message["params"].get("changes", [])) else None
         return match
 
-    def timed_phase(self, agent, run, label, offset, crowd=None):
+    def writes_with_subscribers(self, agent, targets, crowd):
+        """(ms per write at the eighth, the agent's CPU ms) with the eighth subscribed, and the crowd
+        when given (then waited for until it has been sent the last write)."""
         client, reader = self.eighth(agent)
         try:
-            targets = self.subscriber_targets(offset)
             agent.log.drain()
             before = cpu_ms(agent.process.pid)
 
@@ -150,20 +172,14 @@ class SubscriberFigure:
                 return reader.wait_for(self.notification_for(relative), 30,
                                        f"a `changes` notification naming {relative}")[1]
 
-            samples = self.subscriber_writes(agent, targets, wait)
+            samples = self.subscriber_writes(targets, wait)
             if crowd is not None:
                 crowd.stdin.write(f"seen {targets[-1]} {CROWD_MATCHING}\n")
                 crowd.stdin.flush()
                 answer = crowd.stdout.readline().strip()
                 if answer != "seen":
                     raise BenchError(f"the seven other subscribers were not all sent {targets[-1]}: {answer or 'no answer'}")
-            cpu = cpu_ms(agent.process.pid) - before
-            p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
-            self.record(f"subs.{label}.p50", p50)
-            self.record(f"subs.{label}.p99", p99)
-            print(f"  {label} subscriber(s): notice p50 {p50:.2f} ms p99 {p99:.2f} ms ({len(samples)} writes), "
-                  f"agent CPU {cpu:.0f} ms", flush=True)
-            return cpu
+            return samples, cpu_ms(agent.process.pid) - before
         finally:
             self.close_read(client, reader)
 
@@ -183,10 +199,8 @@ class SubscriberFigure:
             pass
         client.close()
 
-    def subscribers_one(self, agent, run):
-        self.timed_phase(agent, run, "one", 3 * run + 2)
-
-    def subscribers_eight(self, agent, run):
+    def with_crowd(self, agent, targets):
+        """writes_with_subscribers with the seven others subscribed (subscriber_crowd.py) first."""
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subscriber_crowd.py")
         crowd = self.children.spawn("the seven other subscribers", [sys.executable, script, agent.socket_path,
                                                                       *CROWD_GLOBS],
@@ -195,7 +209,7 @@ class SubscriberFigure:
             ready = crowd.stdout.readline().strip()
             if ready != "ready":
                 raise BenchError(f"the seven other subscribers did not start (exit {crowd.poll()}): {ready!r}")
-            self.samples_this_run["eight"] = self.timed_phase(agent, run, "eight", 3 * run + 3, crowd)
+            return self.writes_with_subscribers(agent, targets, crowd)
         finally:
             crowd.stdin.close()
             self.children.stop(crowd, 10)
