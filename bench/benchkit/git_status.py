@@ -104,8 +104,9 @@ class GitFigure:
               for config in CONFIGS),
             f"- inotify watches: watchman's daemon {values('git.watches.watchman')}, a per-directory watcher "
             f"{values('git.watches.per-server-watcher')} (computed)",
-            f"- the agent's CPU (ms) over the writes with no subscriber: {values('subs.cpu-ms.none')}; with 8: "
-            f"{values('subs.cpu-ms.eight')}",
+            *(f"- the agent's CPU (ms) over {self.options.sub_writes} {writes} with no subscriber: "
+              f"{values(f'{metric}.cpu-ms.none')}; with 8: {values(f'{metric}.cpu-ms.eight')}"
+              for metric, writes in (("subs.cpu-us.in-place", "of figure 2's writes"), ("subs.cpu-us", "of sed -i's writes"))),
             "",
         ])
 

@@ -12,9 +12,15 @@ notifications), 4 of which match the files written.
                `external-change` log line instead), divided by writes × 8. The writes go in
                BLOCKS blocks of each, alternating (none, 8, none, 8, ...), so that a change in the
                machine's load meets both alike; each block ends once every matching subscriber has
-               been sent its last write
-After 50 writes with none to warm the fresh agent up, the eighth alone, then the alternating blocks
-(which kind goes first alternates from run to run), each once the agent has used no CPU for a second.
+               been sent its last write. Measured twice: with figure 2's writes (the blocks that
+               give the notice rows), and with writes made the way `sed -i` makes them (a new file
+               renamed over the old), the target's row: a file written in place is still open when
+               the agent settles it at settleMs 0, and the agent then looks through every process's
+               open files in /proc for its writer, about 1 ms of CPU per change that varies with the
+               machine's load by more than what 8 subscribers cost
+After 50 writes with none to warm the fresh agent up: the eighth alone, then the two sets of
+alternating blocks (which kind goes first alternates from run to run), each block once the agent
+has used no CPU for a second.
 """
 import json
 import os
@@ -49,7 +55,8 @@ class SubscriberFigure:
                                           f"the eighth's glob {EIGHTH_GLOB}, the others {' '.join(CROWD_GLOBS)} "
                                           f"({CROWD_MATCHING} of them matching); {writes} writes with the eighth alone, "
                                           f"{writes} with none and {writes} with all 8 in {BLOCKS} alternating blocks "
-                                          f"each, {self.options.latency_gap_ms:g} ms apart")
+                                          f"each, twice (figure 2's writes, then sed -i's), "
+                                          f"{self.options.latency_gap_ms:g} ms apart")
         try:
             agent.start()
             # What a fresh agent does once, after `ready` and at its first changes, is no subscriber's.
@@ -57,32 +64,43 @@ class SubscriberFigure:
             self.agent_quiet(agent)
             alone, _ = self.writes_with_subscribers(agent, self.subscriber_targets(run, 1, writes), None)
             self.record_notice("one", alone, "the eighth alone")
-            cpu = {"none": 0.0, "eight": 0.0}
-            eight, logged = [], []
-            per_block = max(1, writes // BLOCKS)
-            kinds = ["none", "eight"] if run % 2 == 0 else ["eight", "none"]
-            for block in range(BLOCKS):
-                for kind in kinds:
-                    targets = self.subscriber_targets(run, 2 + 2 * block + (kind == "eight"), per_block)
-                    self.agent_quiet(agent)
-                    if kind == "none":
-                        samples, used = self.writes_without_subscribers(agent, targets)
-                        logged += samples
-                        cpu["none"] += used
-                    else:
-                        samples, used = self.with_crowd(agent, targets)
-                        eight += samples
-                        cpu["eight"] += used
+            eight, logged, cpu = self.alternating_blocks(agent, run, 2, replace=False)
             self.record_notice("eight", eight, "the eighth of 8")
             self.record_notice("log", logged, "no subscriber, the agent's `external-change` log line")
-            per = (cpu["eight"] - cpu["none"]) * 1000 / (per_block * BLOCKS * 8)
-            self.record("subs.cpu-us", per)
-            self.extra["subs.cpu-ms.none"].append(cpu["none"])
-            self.extra["subs.cpu-ms.eight"].append(cpu["eight"])
-            print(f"  agent CPU over {per_block * BLOCKS} writes: {cpu['none']:.0f} ms with no subscriber, "
-                  f"{cpu['eight']:.0f} ms with 8: {per:.2f} µs per change per subscriber", flush=True)
+            self.record_cpu("subs.cpu-us.in-place", cpu, "figure 2's writes")
+            _, _, cpu = self.alternating_blocks(agent, run, 2 + 2 * BLOCKS, replace=True)
+            self.record_cpu("subs.cpu-us", cpu, "sed -i's writes")
         finally:
             agent.stop()
+
+    def alternating_blocks(self, agent, run, first_block, replace):
+        """--sub-writes writes with no subscriber and as many with all 8, in BLOCKS alternating blocks
+        of each (which goes first alternates from run to run): (ms per write at the eighth, ms per
+        write to the log line with none, {"none": CPU ms, "eight": CPU ms, "writes": per kind})."""
+        per_block = max(1, self.options.sub_writes // BLOCKS)
+        cpu = {"none": 0.0, "eight": 0.0, "writes": per_block * BLOCKS}
+        eight, logged = [], []
+        kinds = ["none", "eight"] if run % 2 == 0 else ["eight", "none"]
+        for block in range(BLOCKS):
+            for kind in kinds:
+                targets = self.subscriber_targets(run, first_block + 2 * block + (kind == "eight"), per_block)
+                self.agent_quiet(agent)
+                if kind == "none":
+                    samples, used = self.writes_without_subscribers(agent, targets, replace)
+                    logged += samples
+                else:
+                    samples, used = self.with_crowd(agent, targets, replace)
+                    eight += samples
+                cpu[kind] += used
+        return eight, logged, cpu
+
+    def record_cpu(self, metric, cpu, writes):
+        per = (cpu["eight"] - cpu["none"]) * 1000 / (cpu["writes"] * 8)
+        self.record(metric, per)
+        self.extra[f"{metric}.cpu-ms.none"].append(cpu["none"])
+        self.extra[f"{metric}.cpu-ms.eight"].append(cpu["eight"])
+        print(f"  agent CPU over {cpu['writes']} {writes}: {cpu['none']:.0f} ms with no subscriber, "
+              f"{cpu['eight']:.0f} ms with 8: {per:.2f} µs per change per subscriber", flush=True)
 
     def record_notice(self, label, samples, name):
         p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
@@ -109,23 +127,32 @@ class SubscriberFigure:
         offset = (run * 31 + block) * 104729
         return [self.git_names[(offset + index * 7919) % len(self.git_names)] for index in range(count)]
 
-    def subscriber_writes(self, targets, wait):
-        """Writes each target (figure 2's way) and calls wait(relative) until it is noticed; ms each."""
+    def subscriber_writes(self, targets, wait, replace=False):
+        """Writes each target and calls wait(relative) until it is noticed; ms each. Figure 2's way
+        (open with O_TRUNC, write, close), or with `replace` the way `sed -i` does: a new file named
+        `sed??????` beside it (a name the agent ignores), written, closed and renamed over it."""
         samples = []
         for index, relative in enumerate(targets):
             path = os.path.join(self.git_repository, relative)
             content = f"subscribers {index} {now_ns()}\n".encode()
             started = now_ns()
-            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-            os.write(fd, content)
-            os.close(fd)
+            if replace:
+                temporary = os.path.join(os.path.dirname(path), f"sed{index % 1_000_000:06d}")
+                fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                os.write(fd, content)
+                os.close(fd)
+                os.rename(temporary, path)
+            else:
+                fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+                os.write(fd, content)
+                os.close(fd)
             stamp = wait(relative)
             samples.append(ms(stamp - started))
             if self.options.latency_gap_ms:
                 time.sleep(self.options.latency_gap_ms / 1000)
         return samples
 
-    def writes_without_subscribers(self, agent, targets):
+    def writes_without_subscribers(self, agent, targets, replace=False):
         """(ms per write to the agent's log line, the agent's CPU ms) over the writes, each waited
         for on the agent's log."""
         agent.log.drain()
@@ -135,7 +162,7 @@ class SubscriberFigure:
             return agent.log.wait_for(log_event("external-change", path=relative), 30,
                                       f"the agent's `external-change` line for {relative}")[1]
 
-        samples = self.subscriber_writes(targets, wait)
+        samples = self.subscriber_writes(targets, wait, replace)
         return samples, cpu_ms(agent.process.pid) - before
 
     def eighth(self, agent):
@@ -160,7 +187,7 @@ class SubscriberFigure:
             return True if any(change.get("path") == relative for change in message["params"].get("changes", [])) else None
         return match
 
-    def writes_with_subscribers(self, agent, targets, crowd):
+    def writes_with_subscribers(self, agent, targets, crowd, replace=False):
         """(ms per write at the eighth, the agent's CPU ms) with the eighth subscribed, and the crowd
         when given (then waited for until it has been sent the last write)."""
         client, reader = self.eighth(agent)
@@ -172,7 +199,7 @@ class SubscriberFigure:
                 return reader.wait_for(self.notification_for(relative), 30,
                                        f"a `changes` notification naming {relative}")[1]
 
-            samples = self.subscriber_writes(targets, wait)
+            samples = self.subscriber_writes(targets, wait, replace)
             if crowd is not None:
                 crowd.stdin.write(f"seen {targets[-1]} {CROWD_MATCHING}\n")
                 crowd.stdin.flush()
@@ -199,7 +226,7 @@ class SubscriberFigure:
             pass
         client.close()
 
-    def with_crowd(self, agent, targets):
+    def with_crowd(self, agent, targets, replace):
         """writes_with_subscribers with the seven others subscribed (subscriber_crowd.py) first."""
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subscriber_crowd.py")
         crowd = self.children.spawn("the seven other subscribers", [sys.executable, script, agent.socket_path,
@@ -209,7 +236,7 @@ class SubscriberFigure:
             ready = crowd.stdout.readline().strip()
             if ready != "ready":
                 raise BenchError(f"the seven other subscribers did not start (exit {crowd.poll()}): {ready!r}")
-            return self.writes_with_subscribers(agent, targets, crowd)
+            return self.writes_with_subscribers(agent, targets, crowd, replace)
         finally:
             crowd.stdin.close()
             self.children.stop(crowd, 10)
