@@ -101,9 +101,10 @@ install: deps
 # Whole-process figures against inotifywait and watchman, written to bench/results.md (about 25 min).
 # Figure 10 (scaling) keeps its trees of 10k, 100k and 1M files in /var/tmp/autosave-bench-trees
 # (about 4.7 GB; the first run makes them, about 7 min) and plots bench/scaling.png with Debian's
-# python3 and matplotlib. BENCH_ARGS adds options (--runs N, --figures 1,3, --scaling-sizes 10000,100000).
+# python3 and matplotlib; figure 12 commits its 100k-file repository there once too. BENCH_ARGS adds
+# options (--runs N, --figures 1,3, --scaling-sizes 10000,100000).
 bench: deps
-	$(call need,inotifywait:inotify-tools watchman:watchman cc:gcc patch:patch)
+	$(call need,inotifywait:inotify-tools watchman:watchman cc:gcc patch:patch git:git)
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { echo "make: installing python3-matplotlib"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib; }
 	$(RELEASE_BUILD)

@@ -63,6 +63,14 @@ def parse_options(argv):
                         help="random versions figure 11 shows, plus the deepest chain (default 50, smoke 10)")
     parser.add_argument("--history-calls", type=int,
                         help="`autosave history` and `git log` calls timed per run in figure 11 (default 20, smoke 5)")
+    parser.add_argument("--git-files", type=int,
+                        help="files in figure 12's committed repository, a tenth as many directories (default 100000, "
+                             "smoke 2000)")
+    parser.add_argument("--git-rounds", type=int,
+                        help="timed `git status` rounds per configuration in figure 12 (default 10, smoke 3)")
+    parser.add_argument("--hook-samples", type=int, help="runs of each fsmonitor hook alone in figure 12 (default 30, smoke 5)")
+    parser.add_argument("--sub-writes", type=int,
+                        help="writes per subscriber phase in figure 12 (default 1000, smoke 50)")
     parser.add_argument("--tree-cache", default="/var/tmp/autosave-bench-trees",
                         help="where figure 10's trees are made once and kept (default /var/tmp/autosave-bench-trees)")
     parser.add_argument("--tmpdir", default="/tmp", help="where the temp directory is made (default /tmp)")
@@ -73,11 +81,12 @@ def parse_options(argv):
             "coalesce_writes": 10000, "flush_buffers": 1000, "throughput_seconds": 5.0, "large_mb": 50,
             "ranged_mb": 10, "ranged_edits": 2000, "journal_edits": 10000, "patch_lines": 100000, "patch_samples": 10,
             "scaling_sizes": "10000,100000,1000000", "history_versions": 10000, "history_picks": 50,
-            "history_calls": 20}
+            "history_calls": 20, "git_files": 100000, "git_rounds": 10, "hook_samples": 30, "sub_writes": 1000}
     smoke = {"dirs": 200, "files": 2000, "latency_writes": 20, "idle_seconds": 3.0, "save_samples": 5,
              "coalesce_writes": 2000, "flush_buffers": 100, "throughput_seconds": 1.0, "large_mb": 5,
              "ranged_mb": 1, "ranged_edits": 100, "journal_edits": 1000, "patch_lines": 10000, "patch_samples": 3,
-             "scaling_sizes": "1000,2000", "history_versions": 200, "history_picks": 10, "history_calls": 5}
+             "scaling_sizes": "1000,2000", "history_versions": 200, "history_picks": 10, "history_calls": 5,
+             "git_files": 2000, "git_rounds": 3, "hook_samples": 5, "sub_writes": 50}
     for key, value in (smoke if options.smoke else full).items():
         if getattr(options, key) is None:
             setattr(options, key, value)
@@ -86,9 +95,9 @@ def parse_options(argv):
     try:
         options.only = {int(part) for part in options.only.split(",") if part.strip()}
     except ValueError:
-        parser.error(f"--only takes figure numbers 1-11 separated by commas, got {options.only!r}")
-    if not options.only <= set(range(1, 12)):
-        parser.error(f"--only takes figure numbers 1-11, got {sorted(options.only)}")
+        parser.error(f"--only takes figure numbers 1-12 separated by commas, got {options.only!r}")
+    if not options.only <= set(range(1, 13)):
+        parser.error(f"--only takes figure numbers 1-12, got {sorted(options.only)}")
     try:
         options.scaling_sizes = sorted({int(part) for part in options.scaling_sizes.split(",") if part.strip()})
     except ValueError:
@@ -101,6 +110,8 @@ def parse_options(argv):
         parser.error("--ranged-mb, --ranged-edits, --journal-edits, --patch-hunks and --patch-samples must be >= 1")
     if min(options.history_versions, options.history_picks, options.history_calls) < 1:
         parser.error("--history-versions, --history-picks and --history-calls must be >= 1")
+    if options.git_files < 100 or min(options.git_rounds, options.hook_samples, options.sub_writes) < 1:
+        parser.error("--git-files must be >= 100, --git-rounds, --hook-samples and --sub-writes >= 1")
     return options
 
 

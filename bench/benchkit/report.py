@@ -120,10 +120,47 @@ def history_rows(options):
     ]
 
 
+def git_rows(options):
+    """Figure 12's rows (git_status.py, subscribers.py): each against its peer of the same run."""
+    status = "git status, 10 files changed"
+    floor = 'hook answering "nothing changed"'
+    return [
+        ("12", f"{status}, autosave fsmonitor", "ms", "git.status.autosave", "git.status.floor", floor,
+         "≤ 1.3 × peer", lambda a, r: r <= 1.3),
+        ("12", f"{status}, autosave fsmonitor", "ms", "git.status.autosave", "git.status.oracle",
+         "hook answering the changed paths at once", "(info)", None),
+        ("12", f"{status}, autosave fsmonitor", "ms", "git.status.autosave", "git.status.none", "no hook",
+         "(info)", None),
+        ("12", f"{status}, autosave fsmonitor", "ms", "git.status.autosave", "git.status.watchman",
+         "fsmonitor-watchman.sample + watchman", "(info)", None),
+        ("12", f"{status}, watchman's hook", "ms", "git.status.watchman", "git.status.floor", floor, "(info)", None),
+        ("12", f"{status}, the oracle hook", "ms", "git.status.oracle", "git.status.floor", floor, "(info)", None),
+        ("12", f"{status}, no hook", "ms", "git.status.none", "git.status.floor", floor, "(info)", None),
+        ("12", "the hook alone, 10 changes, start to exit", "ms", "git.hook.autosave", "git.hook.floor",
+         "the floor hook alone", "≤ 10 ms", lambda a, r: a <= 10),
+        ("12", "the hook alone, 10 changes, start to exit", "ms", "git.hook.autosave", "git.hook.watchman",
+         "fsmonitor-watchman.sample alone", "(info)", None),
+        ("12", "notice p50, the 8th of 8 subscribers, settleMs 0", "ms", "subs.eight.p50", "subs.one.p50",
+         "that subscriber alone", "≤ 1.5 ms", lambda a, r: a <= 1.5),
+        ("12", "notice p99, the 8th of 8 subscribers, settleMs 0", "ms", "subs.eight.p99", "subs.one.p99",
+         "that subscriber alone", "(info)", None),
+        ("12", "notice p50, no subscriber: the agent's log line", "ms", "subs.log.p50", None,
+         "figure 2's method, in the same blocks", "(info)", None),
+        ("12", "agent CPU per change per subscriber (sed -i's writes)", "µs/change", "subs.cpu-us", None,
+         "(8 subscribers − none) / (writes × 8)", "≤ 20 µs", lambda a, r: a <= 20),
+        ("12", "… with figure 2's writes (in place)", "µs/change", "subs.cpu-us.in-place", None,
+         "the same, less steady", "(info)", None),
+        ("12", "inotify watches: git, 2 language servers, the CLI", "watches", "git.watches.agent",
+         "git.watches.agent-alone", "the agent alone at ready", "= peer", lambda a, r: r == 1),
+        ("12", "inotify watches: git, 2 language servers, the CLI", "watches", "git.watches.agent", "git.watches.peers",
+         "watchman + a watcher per server", "(info)", None),
+    ]
+
+
 def number(value, unit):
     if value is None:
         return "n/a"
-    if unit in ("ticks", "saves", "wake-ups", "µs"):
+    if unit in ("ticks", "saves", "wake-ups", "µs", "watches"):
         return f"{value:.0f}"
     if unit == "/s":
         return f"{value:,.0f}"
@@ -134,7 +171,8 @@ def build_table(bench):
     header = ["#", "figure", "agent", "peer", "ratio", "target", "met"]
     lines = []
     rows = (table_rows(bench.options) + (bench.scaling.table_rows() if bench.scaling else [])
-            + (history_rows(bench.options) if bench.wanted(11) else []))
+            + (history_rows(bench.options) if bench.wanted(11) else [])
+            + (git_rows(bench.options) if bench.wanted(12) else []))
     for figure, what, unit, agent_key, peer_key, peer_name, target, check in rows:
         agent_values, peer_values = bench.samples.get(agent_key), bench.samples.get(peer_key) if peer_key else None
         agent = statistics.median(agent_values) if agent_values else None
@@ -197,6 +235,7 @@ def write_results(bench, table, command):
             else "generated trees of figure 10 (see its section)")
     scaling_section = bench.scaling.results_section() + "\n" if bench.scaling else ""
     scaling_section += bench.history_section() + "\n" if bench.wanted(11) else ""
+    scaling_section += bench.git_section() + "\n" if bench.wanted(12) else ""
     text = f"""# Benchmark results
 
 Written by `bench/compare`; every figure is the median of {bench.options.runs} run(s) on the same

@@ -14,6 +14,7 @@ import time
 from .coalescing import CoalescingFigure
 from .common import BenchError, PeerUnavailable
 from .flush import FlushFigure
+from .git_status import GitFigure
 from .history import HistoryFigure
 from .large_content import LargeContentFigure
 from .machine import describe_machine
@@ -23,6 +24,7 @@ from .ranged_edits import RangedEditsFigure
 from .save_cost import SaveCostFigure
 from .scaling import ScalingFigure
 from .scaling_trees import directory_names
+from .subscribers import SubscriberFigure
 from .throughput import ThroughputFigure
 from .watchers import WatcherFigures
 
@@ -32,7 +34,7 @@ from .watchers import WatcherFigures
 
 
 class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, ThroughputFigure,
-            LargeContentFigure, RangedEditsFigure, HistoryFigure):
+            LargeContentFigure, RangedEditsFigure, HistoryFigure, GitFigure, SubscriberFigure):
     """One run of bench/compare: its options, temp directory, children and every value measured.
 
     The figures' measurements are methods of the classes it is made of, one module each
@@ -160,6 +162,11 @@ class Bench(WatcherFigures, SaveCostFigure, CoalescingFigure, FlushFigure, Throu
             self.scaling = ScalingFigure(self)
             self.figure(10, "scaling", self.scaling.run)
         self.figure(11, "history: RSS at figure 10's largest tree, history on and off", self.history_rss)
+        # Figure 12 has its own tree, a committed repository (git_repo.py), and its own loop of runs.
+        for run in range(options.runs if self.wanted(12) else 0):
+            print(f"figure 12: git and subscribers, run {run + 1} of {options.runs}", flush=True)
+            self.figure(12, "git status, the hooks alone and the watches", lambda: self.git_status_figure(run))
+            self.figure(12, "subscribers", lambda: self.subscribers_figure(run))
         self.machine["load after"] = open("/proc/loadavg").read().split()[:3]
 
     def machine_text(self):
