@@ -69,7 +69,8 @@ def plot(data, path):
             if not points:
                 continue
             files, values = zip(*points)
-            axes.plot(files, values, marker="o", color=tool["colour"], label=tool["label"])
+            axes.plot(files, values, marker="o", color=tool["colour"], label=tool["label"],
+                      linestyle=tool.get("linestyle", "-"))
             for x, y in points:
                 # Where another tool's value at the same size is within 30 %, the higher label goes
                 # above its point and the lower below, so that the two do not print over each other.
