@@ -317,7 +317,9 @@ class ScalingFigure:
         return {"title": f"Figure 10: cost against tree size (median of {self.options.runs} run(s); "
                          f"solid: shallow tree, dashed: deep tree)",
                 "sizes": sorted({size.files for size in self.sizes if size not in self.skipped}),
-                "quiet_s": self.options.idle_quiet, "rss_target_mb": RSS_TARGET_MB, "tools": tools}
+                "quiet_s": self.options.idle_quiet, "rss_target_mb": RSS_TARGET_MB,
+                "deep_rss_target_mb": DEEP_RSS_TARGET_MB if "deep" in self.options.scaling_shapes else None,
+                "tools": tools}
 
     def draw(self):
         """Draws scaling.png beside the results file (in smoke mode, in the temp dir: smoke writes no
