@@ -1,8 +1,11 @@
 """bench/benchkit/scaling.py — figure 10 of bench/compare: how watch set-up time and memory grow with the tree.
 
 Figure 1 times set-up on one tree of 100,000 files. This figure repeats that on trees of several
-sizes (--scaling-sizes, default 10,000, 100,000 and 1,000,000 files, a tenth as many directories,
-the shape of figure 1's tree), so that how each watcher's cost grows is visible at a glance:
+sizes (--scaling-sizes, default 10,000, 100,000 and 1,000,000 files) in two shapes
+(--scaling-shapes): shallow, figure 1's (a tenth as many directories, two levels, short names), and
+deep, drawn like a real project's (fan-out 10 over five levels at 1,000,000 files, names
+`f<N>.txt`; scaling_trees.TreeSize), so that how each watcher's cost grows with the number of files,
+and whether it depends on how the tree is drawn, is visible at a glance:
 
   agent        `autosave run` with default settings; set-up = spawn -> its `ready` log line
   inotifywait  `inotifywait -r -m`; set-up = spawn -> "Watches established."
