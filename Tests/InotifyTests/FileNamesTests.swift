@@ -30,6 +30,10 @@ import Testing
                     #expect(removed == model.contains(name), "remove \(name), round \(round)")
                     model.removeAll { $0 == name }
                 }
+                // Counted as the names come and go, across the walk and the index both ways.
+                if names.count != model.count || names.isEmpty != model.isEmpty {
+                    Issue.record("count \(names.count) (empty: \(names.isEmpty)), \(model.count) expected, round \(round)")
+                }
             }
             #expect(names.count == model.count, "round \(round)")
             #expect(Array(names) == model, "iterated in insertion order, round \(round)")
