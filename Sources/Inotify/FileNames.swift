@@ -14,15 +14,51 @@ import Glibc
 public struct FileNames: Sendable, Sequence {
     /// `[length][bytes]` per name; a length of `longName` is followed by a two-byte length.
     private var bytes: [UInt8] = []
-    /// Offset + 1 of each name in `bytes`, by hash; 0 is empty, `tombstone` a removed name.
-    /// Empty while `count` is at most `linearLimit`.
-    private var slots: [UInt32] = []
-    /// Slots in use, live names and tombstones, for when to grow or rebuild.
-    private var usedSlots = 0
-    /// Bytes of removed names still in `bytes`.
-    private var removedBytes = 0
+    /// The hash index and the counts, only for more than `linearLimit` names: most directories
+    /// have fewer, and a map of a million files' directories holds one `FileNames` per directory
+    /// inline in its buckets, so every byte of this struct counts 262,144 times there (16 bytes,
+    /// not 40). Without it, the counts are found by walking the few names in `bytes`.
+    private var index: Index?
+
     /// How many names are members.
-    public private(set) var count = 0
+    public var count: Int { index?.count ?? Self.tally(bytes).live }
+
+    /// Offset + 1 of each name in `bytes`, by hash; 0 is empty, `tombstone` a removed name; how
+    /// many slots are in use, live names and tombstones, for when to grow or rebuild; how many
+    /// names are members, and how many bytes of removed names `bytes` still holds. A class, so
+    /// that the struct holding it stays small; copied before a change when shared.
+    private final class Index: @unchecked Sendable {
+        var slots: [UInt32]
+        var usedSlots = 0
+        var count = 0
+        var removedBytes = 0
+        init(capacity: Int) { slots = [UInt32](repeating: 0, count: capacity) }
+        init(copying other: Index) {
+            slots = other.slots
+            usedSlots = other.usedSlots
+            count = other.count
+            removedBytes = other.removedBytes
+        }
+    }
+
+    /// The live names in `bytes`, and the bytes its removed names still take, by walking it.
+    private static func tally(_ bytes: [UInt8]) -> (live: Int, removedBytes: Int) {
+        var live = 0
+        var removed = 0
+        var offset = 0
+        while offset < bytes.count {
+            let (start, length) = entry(in: bytes, at: offset)
+            if bytes[start] != 0 { live += 1 } else { removed += start - offset + length }
+            offset = start + length
+        }
+        return (live, removed)
+    }
+
+    /// The index, made unique to this value before it is changed.
+    private mutating func uniqueIndex() -> Index {
+        if !isKnownUniquelyReferenced(&index!) { index = Index(copying: index!) }
+        return index!
+    }
 
     /// Below this many names, walking the buffer is as quick as an index and costs nothing.
     static var linearLimit: Int { 16 }
@@ -43,11 +79,12 @@ public struct FileNames: Sendable, Sequence {
     /// caller (`FileNameCollector`) made sure are distinct and not empty.
     init(uniqueEntries entries: [UInt8], count: Int) {
         bytes = entries
-        self.count = count
         if count > Self.linearLimit { rebuildIndex() }
     }
 
-    public var isEmpty: Bool { count == 0 }
+    /// Whether there is no name: the buffer is emptied with the last name removed, so this is
+    /// whether it holds any entry.
+    public var isEmpty: Bool { bytes.isEmpty }
 
     /// Whether `name` is a member.
     public func contains(_ name: String) -> Bool {
@@ -124,8 +161,8 @@ public struct FileNames: Sendable, Sequence {
 
     /// The offset of `name`'s entry, when it is a member.
     private func find(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard !name.isEmpty, count > 0 else { return nil }
-        if slots.isEmpty {
+        guard !name.isEmpty, !bytes.isEmpty else { return nil }
+        if index == nil {
             var offset = 0
             while offset < bytes.count {
                 if matches(name, at: offset) { return offset }
@@ -134,7 +171,7 @@ public struct FileNames: Sendable, Sequence {
             }
             return nil
         }
-        return findSlot(name).map { Int(slots[$0]) - 1 }
+        return findSlot(name).map { Int(index!.slots[$0]) - 1 }
     }
 
     /// Adds the name spelled by `name`'s bytes, which must be valid UTF-8 (a scan passes ASCII
@@ -143,10 +180,11 @@ public struct FileNames: Sendable, Sequence {
         guard !name.isEmpty, name.count <= Int(UInt16.max), find(name) == nil else { return false }
         let offset = bytes.count
         Self.appendEntry(name, to: &bytes)
-        count += 1
-        if !slots.isEmpty {
-            place(offset, hash: Self.hash(name))
-            if usedSlots * 10 > slots.count * 7 { rebuildIndex() }
+        if index != nil {
+            let index = uniqueIndex()
+            index.count += 1
+            place(offset, hash: Self.hash(name), in: index)
+            if index.usedSlots * 10 > index.slots.count * 7 { rebuildIndex() }
         } else if count > Self.linearLimit {
             rebuildIndex()
         }
@@ -154,23 +192,33 @@ public struct FileNames: Sendable, Sequence {
     }
 
     private mutating func remove(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard !name.isEmpty, count > 0 else { return false }
+        guard !name.isEmpty, !bytes.isEmpty else { return false }
         let offset: Int
-        if slots.isEmpty {
+        var indexed: Index?
+        if index == nil {
             guard let found = find(name) else { return false }
             offset = found
         } else {
             guard let slot = findSlot(name) else { return false }
-            offset = Int(slots[slot]) - 1
-            slots[slot] = Self.tombstone
+            let index = uniqueIndex()
+            offset = Int(index.slots[slot]) - 1
+            index.slots[slot] = Self.tombstone
+            indexed = index
         }
         let (start, length) = Self.entry(in: bytes, at: offset)
         bytes[start] = 0
-        count -= 1
-        removedBytes += start - offset + length
-        if count == 0 {
+        let live: Int
+        let removed: Int
+        if let indexed {
+            indexed.count -= 1
+            indexed.removedBytes += start - offset + length
+            (live, removed) = (indexed.count, indexed.removedBytes)
+        } else {
+            (live, removed) = Self.tally(bytes)
+        }
+        if live == 0 {
             self = FileNames()
-        } else if removedBytes * 2 > bytes.count && bytes.count > 256 {
+        } else if removed * 2 > bytes.count && bytes.count > 256 {
             compact()
         }
         return true
@@ -178,8 +226,9 @@ public struct FileNames: Sendable, Sequence {
 
     /// Drops removed names from the buffer, and rebuilds the index on the new offsets.
     private mutating func compact() {
+        let live = count
         var kept: [UInt8] = []
-        kept.reserveCapacity(bytes.count - removedBytes)
+        kept.reserveCapacity(bytes.count - (index?.removedBytes ?? Self.tally(bytes).removedBytes))
         var offset = 0
         while offset < bytes.count {
             let (start, length) = Self.entry(in: bytes, at: offset)
@@ -187,14 +236,14 @@ public struct FileNames: Sendable, Sequence {
             offset = start + length
         }
         bytes = kept
-        removedBytes = 0
-        if count > Self.linearLimit { rebuildIndex() } else { slots = [] }
+        if live > Self.linearLimit { rebuildIndex() } else { index = nil }
     }
 
     // MARK: - The index
 
     /// The slot holding `name`, when it is a member.
     private func findSlot(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let slots = index?.slots else { return nil }
         let mask = slots.count - 1
         var slot = Self.hash(name) & mask
         while slots[slot] != 0 {
@@ -204,27 +253,31 @@ public struct FileNames: Sendable, Sequence {
         return nil
     }
 
-    private mutating func place(_ offset: Int, hash: Int) {
-        let mask = slots.count - 1
+    /// Puts `offset` in `index`, which only this value holds.
+    private func place(_ offset: Int, hash: Int, in index: Index) {
+        let mask = index.slots.count - 1
         var slot = hash & mask
-        while slots[slot] != 0 && slots[slot] != Self.tombstone { slot = (slot + 1) & mask }
-        if slots[slot] == 0 { usedSlots += 1 }
-        slots[slot] = UInt32(offset + 1)
+        while index.slots[slot] != 0 && index.slots[slot] != Self.tombstone { slot = (slot + 1) & mask }
+        if index.slots[slot] == 0 { index.usedSlots += 1 }
+        index.slots[slot] = UInt32(offset + 1)
     }
 
     /// A fresh index for the live names, at most half full after this (it is rebuilt past 70%,
     /// tombstones included).
     private mutating func rebuildIndex() {
+        let (live, removed) = Self.tally(bytes)
         var capacity = 32
-        while capacity < count * 2 { capacity *= 2 }
-        slots = [UInt32](repeating: 0, count: capacity)
-        usedSlots = 0
+        while capacity < live * 2 { capacity *= 2 }
+        let index = Index(capacity: capacity)
+        index.count = live
+        index.removedBytes = removed
+        self.index = index
         var offset = 0
         while offset < bytes.count {
             let (start, length) = Self.entry(in: bytes, at: offset)
             if bytes[start] != 0 {
                 let hash = bytes.withUnsafeBufferPointer { Self.hash(UnsafeBufferPointer(rebasing: $0[start..<start + length])) }
-                place(offset, hash: hash)
+                place(offset, hash: hash, in: index)
             }
             offset = start + length
         }

@@ -122,21 +122,27 @@ extension TreeSession {
             // The first walk hands them over in its scan; later ones as they are met.
             if collectsLeftovers { ignoredDirectories.append(ignored) } else { emit(.ignoredChanged(path: ignored, isDirectory: true)) }
         }
-        // A new directory's children go in at once, not through a table grown by doubling.
-        if node.children.isEmpty, contents.directories.count > 1 {
-            // Not for none or one: an empty table asked for room gets storage of its own, 8 MB
-            // over the leaves of a million-file tree.
-            node.children.reserveCapacity(contents.directories.count)
-        }
-        for name in contents.directories {
-            let child: DirectoryNode
-            if let known = node.children[name] {
-                child = known
-            } else {
-                child = DirectoryNode(name: name, parent: node)
-                node.children[name] = child
+        if node.children.isEmpty {
+            // A new directory's children go in at once, sorted once rather than inserted one by one.
+            var made: [DirectoryNode] = []
+            made.reserveCapacity(contents.directories.count)
+            for name in contents.directories {
+                let child = DirectoryNode(name: name, parent: node)
+                made.append(child)
+                children.append((child, path.isEmpty ? name : path + "/" + name))
             }
-            children.append((child, path.isEmpty ? name : path + "/" + name))
+            if !made.isEmpty { node.children = ChildDirectories(made) }
+        } else {
+            for name in contents.directories {
+                let child: DirectoryNode
+                if let known = node.children[name] {
+                    child = known
+                } else {
+                    child = DirectoryNode(name: name, parent: node)
+                    node.children[name] = child
+                }
+                children.append((child, path.isEmpty ? name : path + "/" + name))
+            }
         }
         listings.append(DirectoryScan.Listing(directory: path, names: contents.files, changeTimes: contents.changeTimes))
         if node.children.count > contents.directories.count {

@@ -247,13 +247,27 @@ final class WatcherThread: Sendable {
 ///
 /// A watch is owned by its session's number, not a reference to it: claiming a hundred thousand
 /// watches on a first scan then retains nothing.
+///
+/// While no two sessions have been enrolled at once (an agent watches one root), the one session's
+/// own table of its watches says what it owns, and no table of owners is kept: on 111,111 watches
+/// that table took 2 MB (2^18 buckets of 8 bytes). A second session enrolled makes the table from
+/// the first one's watches, and from then on every claim goes in it, the latest claim of a watch
+/// two overlapping trees share winning, as before.
 final class WatchRegistry {
     private var owners: [Int32: UInt32] = [:]
     private var sessions: [UInt32: TreeSession] = [:]
     private var nextNumber: UInt32 = 0
+    /// Whether `owners` is kept: set once two sessions were enrolled at once.
+    private var tracksOwners = false
 
     /// Takes `session` in until `retire`; returns the number its watches are claimed for.
     func enroll(_ session: TreeSession) -> UInt32 {
+        if !tracksOwners, !sessions.isEmpty {
+            tracksOwners = true
+            for (number, enrolled) in sessions {
+                for wd in enrolled.nodeByWatch.keys { owners[wd] = number }
+            }
+        }
         nextNumber &+= 1
         sessions[nextNumber] = session
         return nextNumber
@@ -262,9 +276,23 @@ final class WatchRegistry {
     /// Lets a stopped session go; a watch still claimed for it has no owner any more.
     func retire(_ number: UInt32) { sessions[number] = nil }
 
-    func owner(of wd: Int32) -> TreeSession? { owners[wd].flatMap { sessions[$0] } }
-    func claim(_ wd: Int32, for session: UInt32) { owners[wd] = session }
+    func owner(of wd: Int32) -> TreeSession? {
+        guard tracksOwners else {
+            return sessions.values.first { $0.nodeByWatch[wd] != nil }
+        }
+        return owners[wd].flatMap { sessions[$0] }
+    }
+
+    func claim(_ wd: Int32, for session: UInt32) {
+        if tracksOwners { owners[wd] = session }
+    }
+
     /// Makes room for `count` more watches at once, rather than growing by doubling through them.
-    func reserve(_ count: Int) { owners.reserveCapacity(owners.count + count) }
-    func release(_ wd: Int32) { owners[wd] = nil }
+    func reserve(_ count: Int) {
+        if tracksOwners { owners.reserveCapacity(owners.count + count) }
+    }
+
+    func release(_ wd: Int32) {
+        if tracksOwners { owners[wd] = nil }
+    }
 }

@@ -218,4 +218,23 @@ struct WatchedProject {
         #expect(project.fileEvents().allSatisfy { !$0.contains(".tmp") })
         await project.watcher.stop()
     }
+
+    /// A directory's subdirectories are found by name whatever order they come and go in: of
+    /// many siblings, the ones removed and made again (some sorting before the rest, some after,
+    /// some between) are each watched anew, and the ones left alone are still watched.
+    @Test func siblingsRemovedAndMadeAgainInAnyOrderAreEachWatched() async throws {
+        let names = (0..<40).map { "s\(($0 * 17) % 40)" } + ["A", "zz", "s10x", "é"]
+        let project = try await WatchedProject(files: Dictionary(uniqueKeysWithValues: names.map { ("p/\($0)/f.txt", "x") }))
+        let removed = names.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        for name in removed { try project.directory.remove("p/\(name)") }
+        try await project.sync()
+        for name in removed.reversed() { try project.directory.makeDirectory("p/\(name)") }
+        try await project.sync()
+        for name in names { try project.directory.write("p/\(name)/g.txt", "new") }
+        try await project.sync()
+        let created = Set(project.fileEvents())
+        for name in names { #expect(created.contains("created p/\(name)/g.txt"), "p/\(name) is not watched") }
+        for name in removed { #expect(project.events.elements.contains(.directoryRemoved(path: "p/\(name)"))) }
+        await project.watcher.stop()
+    }
 }

@@ -30,6 +30,10 @@ import Testing
                     #expect(removed == model.contains(name), "remove \(name), round \(round)")
                     model.removeAll { $0 == name }
                 }
+                // Counted as the names come and go, across the walk and the index both ways.
+                if names.count != model.count || names.isEmpty != model.isEmpty {
+                    Issue.record("count \(names.count) (empty: \(names.isEmpty)), \(model.count) expected, round \(round)")
+                }
             }
             #expect(names.count == model.count, "round \(round)")
             #expect(Array(names) == model, "iterated in insertion order, round \(round)")
@@ -75,5 +79,22 @@ import Testing
         changed.remove("n50")
         changed.insert("n50")
         #expect(changed == FileNames((0..<100).map { "n\($0)" }))
+    }
+
+    /// A copy is a value: changing it (through the walk or the index of a big directory) leaves
+    /// the original as it was, and the other way round.
+    @Test(arguments: [5, 200]) func aCopyChangedLeavesTheOriginalAsItWas(size: Int) {
+        let names = (0..<size).map { "name-\($0).txt" }
+        var original = FileNames(names)
+        var copy = original
+        copy.remove("name-3.txt")
+        copy.insert("added.txt")
+        #expect(original.contains("name-3.txt") && !original.contains("added.txt"))
+        #expect(Array(original) == names)
+        #expect(!copy.contains("name-3.txt") && copy.contains("added.txt") && copy.count == size)
+        let again = original
+        original.remove("name-4.txt")
+        #expect(again.contains("name-4.txt") && !original.contains("name-4.txt"))
+        #expect(Array(again) == names)
     }
 }

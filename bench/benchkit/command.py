@@ -57,6 +57,9 @@ def parse_options(argv):
     parser.add_argument("--scaling-sizes",
                         help="figure 10's tree sizes, comma-separated file counts, dirs a tenth "
                              "(default 10000,100000,1000000, smoke 1000,2000)")
+    parser.add_argument("--scaling-shapes", default="shallow,deep",
+                        help="figure 10's tree shapes, comma-separated: shallow (figure 1's, two levels) and deep "
+                             "(fan-out 10 over five levels at 1M files, names f<N>.txt) (default shallow,deep)")
     parser.add_argument("--history-versions", type=int,
                         help="versions of figure 11's 1 MB file, made through the agent (default 10000, smoke 200)")
     parser.add_argument("--history-picks", type=int,
@@ -104,6 +107,9 @@ def parse_options(argv):
         parser.error(f"--scaling-sizes takes file counts separated by commas, got {options.scaling_sizes!r}")
     if not options.scaling_sizes or options.scaling_sizes[0] < 10:
         parser.error("--scaling-sizes needs at least one file count, each >= 10 (a tenth as many directories)")
+    options.scaling_shapes = [part.strip() for part in options.scaling_shapes.split(",") if part.strip()]
+    if not options.scaling_shapes or not set(options.scaling_shapes) <= {"shallow", "deep"}:
+        parser.error(f"--scaling-shapes takes shallow and/or deep separated by commas, got {options.scaling_shapes!r}")
     if options.runs < 1 or options.dirs < 1 or options.files < options.dirs or options.latency_writes < 1:
         parser.error("--runs and --dirs must be >= 1, --files >= --dirs, --latency-writes >= 1")
     if min(options.ranged_mb, options.ranged_edits, options.journal_edits, options.patch_hunks, options.patch_samples) < 1:

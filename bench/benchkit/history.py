@@ -483,14 +483,14 @@ class HistoryFigure:
         # The target is about a million files; --smoke checks the mechanism on its largest small tree.
         least = 0 if self.options.smoke else 1_000_000
         sizes = [size for size in (scaling.sizes if scaling else [])
-                 if size.files >= least and size.files not in scaling.skipped]
+                 if size.shape == "shallow" and size.files >= least and size not in scaling.skipped]
         if not sizes:
             reason = ("figure 10 did not run" if scaling is None
                       else "figure 10 ran no tree of 1,000,000 files (--scaling-sizes)")
             self.not_measured["history.rss.on"] = reason
             print(f"  history RSS: n/a, {reason}", flush=True)
             return
-        size = max(sizes)
+        size = max(sizes, key=lambda size: size.files)
         try:
             tree, _ = scaling.cache.tree(size, scaling.state_dir)
         except TreeCacheError as error:

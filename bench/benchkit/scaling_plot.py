@@ -69,7 +69,8 @@ def plot(data, path):
             if not points:
                 continue
             files, values = zip(*points)
-            axes.plot(files, values, marker="o", color=tool["colour"], label=tool["label"])
+            axes.plot(files, values, marker="o", color=tool["colour"], label=tool["label"],
+                      linestyle=tool.get("linestyle", "-"))
             for x, y in points:
                 # Where another tool's value at the same size is within 30 %, the higher label goes
                 # above its point and the lower below, so that the two do not print over each other.
@@ -81,6 +82,9 @@ def plot(data, path):
         if quantity == "rss":
             axes.axhline(data["rss_target_mb"], color="tab:blue", linestyle=":", linewidth=1,
                          label=f"agent target ≤ {data['rss_target_mb']} MB")
+            if data.get("deep_rss_target_mb"):
+                axes.axhline(data["deep_rss_target_mb"], color="tab:blue", linestyle="-.", linewidth=1,
+                             label=f"agent target, deep tree ≤ {data['deep_rss_target_mb']} MB")
         axes.set_xscale("log")
         axes.set_yscale("log")
         axes.margins(y=0.1)  # room for a label set below the lowest point
@@ -106,9 +110,12 @@ def plot(data, path):
         if label not in labels:
             handles.append(handle)
             labels.append(label)
-    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    # Two shapes give up to ten entries: at most four to a row, so none is cut off at the edges.
+    columns = min(len(labels), 4)
+    rows = -(-len(labels) // columns)
+    figure.legend(handles, labels, loc="lower center", ncol=columns, fontsize=9, frameon=False)
     figure.suptitle(data["title"], fontsize=11)
-    figure.tight_layout(rect=(0, 0.06, 1, 0.96))
+    figure.tight_layout(rect=(0, 0.03 + 0.04 * rows, 1, 0.96))
     temporary = path + ".tmp.png"
     figure.savefig(temporary)
     os.replace(temporary, path)

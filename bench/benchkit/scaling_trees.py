@@ -27,17 +27,35 @@ class TreeCacheError(Exception):
 # The trees
 
 
-class TreeSize(collections.namedtuple("TreeSize", "files dirs")):
-    """One tree size: `files` files in `dirs` directories (a tenth as many, as in figure 1's tree)."""
+SHAPES = ("shallow", "deep")
+
+
+class TreeSize(collections.namedtuple("TreeSize", "files dirs shape")):
+    """One tree: `files` files in `dirs` directories, drawn in one of two shapes.
+
+    shallow  figure 1's tree: a tenth as many directories as files, two levels (`t003/s001`), files
+             named `f0`, `f1`, ... within each directory.
+    deep     a tree shaped like a real project's: fan-out 10 over as many levels as it takes to give
+             a tenth as many leaf directories as files (`d1/d12/d123/d1234/d12345` at 1,000,000
+             files), files named `f<N>.txt` with N counting over the whole tree, spread evenly over
+             every directory, the inner ones too.
+    """
 
     @classmethod
-    def for_files(cls, files):
-        return cls(files, max(1, files // 10))
+    def for_files(cls, files, shape="shallow"):
+        if shape == "deep":
+            return cls(files, len(deep_directory_names(files)), shape)
+        return cls(files, max(1, files // 10), shape)
 
     @property
     def name(self):
-        """The tree's name in the cache: `tree-<dirs>d-<files>f`."""
-        return f"tree-{self.dirs}d-{self.files}f"
+        """The tree's name in the cache: `tree-<dirs>d-<files>f` (shallow), `deep-<dirs>d-<files>f`."""
+        return f"{'deep' if self.shape == 'deep' else 'tree'}-{self.dirs}d-{self.files}f"
+
+    @property
+    def label(self):
+        """How results name the tree: `1,000,000 files` (shallow) or `1,000,000 files, deep`."""
+        return f"{self.files:,} files" + (", deep" if self.shape == "deep" else "")
 
 
 def directory_names(dirs):
@@ -50,6 +68,42 @@ def directory_names(dirs):
         names.append(f"t{index % top:03d}/s{index // top:03d}")
         index += 1
     return names
+
+
+def deep_directory_names(files):
+    """The deep tree's directories relative to its root, parents first: leaf directories numbered
+    0 .. files/10 - 1 with as many digits as the largest takes, each under the directories named by
+    its number's prefixes (leaf 12345 is `d1/d12/d123/d1234/d12345`), fan-out 10 at every level."""
+    leaves = max(1, files // 10)
+    depth = len(str(leaves - 1))
+    names, seen = [], set()
+    for level in range(1, depth + 1):
+        for leaf in range(leaves):
+            digits = f"{leaf:0{depth}d}"[:level]
+            if digits not in seen:
+                seen.add(digits)
+                names.append("/".join("d" + digits[:upto] for upto in range(1, level + 1)))
+    return names
+
+
+def write_deep_tree(root, size):
+    """Makes `root` and the deep tree in it (TreeSize's `deep`): every directory of
+    `deep_directory_names`, and `size.files` files `f0.txt`, `f1.txt`, ... spread evenly over them
+    (the first `files % dirs` hold one more), each holding its own relative path and a newline."""
+    os.makedirs(root)
+    names = deep_directory_names(size.files)
+    for name in names:
+        os.mkdir(os.path.join(root, name))
+    per_dir, extra = divmod(size.files, len(names))
+    number = 0
+    for position, name in enumerate(names):
+        for _ in range(per_dir + (1 if position < extra else 0)):
+            fd = os.open(os.path.join(root, name, f"f{number}.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, f"{name}/f{number}.txt\n".encode())
+            finally:
+                os.close(fd)
+            number += 1
 
 
 def write_tree(root, size):
@@ -122,7 +176,8 @@ class TreeCache:
 
     def manifest(self, size):
         """What a complete tree of `size` has written beside it."""
-        return {"dirs": size.dirs, "files": size.files, "generator": GENERATOR_VERSION}
+        written = {"dirs": size.dirs, "files": size.files, "generator": GENERATOR_VERSION}
+        return {**written, "shape": "deep"} if size.shape == "deep" else written
 
     def tree(self, size, state_dir):
         """The path of a complete tree of `size`, made if need be, with the agent's `state_dir` removed
@@ -165,7 +220,7 @@ class TreeCache:
         self._check_room(size)
         self.say(f"    making {path}: {size.dirs:,} directories, {size.files:,} files", flush=True)
         started = time.monotonic()
-        write_tree(path, size)
+        (write_deep_tree if size.shape == "deep" else write_tree)(path, size)
         # The manifest must not reach the disk before the tree does (it says the tree is complete).
         os.sync()
         made = time.monotonic() - started
