@@ -41,7 +41,7 @@ def wait_for(condition, what, timeout=TIMEOUT):
 class Repository:
     """A work tree with an agent watching it and git asking that agent through the hook."""
 
-    def __init__(self, root, seed):
+    def __init__(self, root, seed, settle_ms=None):
         self.root = root
         self.random = random.Random(seed)
         self.steps = []
@@ -51,7 +51,12 @@ class Repository:
         with open(os.path.join(root, ".gitignore"), "w") as f:
             f.write("*.log\nbuild/\n")
         with open(os.path.join(root, ".git", "info", "exclude"), "a") as f:
-            f.write(".autosave/\n")
+            f.write(".autosave/\nautosave.json\n")
+        if settle_ms is not None:
+            # A long settle window: most statuses then run while changes are still settling, which
+            # the hook must list without waiting for them.
+            with open(os.path.join(root, "autosave.json"), "w") as f:
+                json.dump({"watch": {"settleMs": settle_ms, "maxSettleMs": max(settle_ms, 1000)}}, f)
         for index in range(300):
             self.write(f"src/m{index % 7}/f{index}.txt", f"file {index}\n")
         self.git("add", "-A")
@@ -152,6 +157,21 @@ class Repository:
             folder = r.choice(self.folders())
             shutil.rmtree(os.path.join(self.root, folder))
             return f"remove folder {folder}"
+        if choice < 59:
+            # A folder moved out of the work tree, or one moved back in whole (files and all).
+            outside = os.path.join(os.path.dirname(self.root), "outside")
+            os.makedirs(outside, exist_ok=True)
+            away = sorted(os.listdir(outside))
+            if away and (r.random() < 0.5 or not self.folders()):
+                name = r.choice(away)
+                target = os.path.join(self.root, "src", f"back{r.randrange(1000)}")
+                if not os.path.exists(target):
+                    os.rename(os.path.join(outside, name), target)
+                return f"folder {name} moved back in as {os.path.relpath(target, self.root)}"
+            if self.folders():
+                folder = r.choice(self.folders())
+                os.rename(os.path.join(self.root, folder), os.path.join(outside, f"away{r.randrange(1 << 20)}"))
+                return f"folder {folder} moved out of the work tree"
         if choice < 62:
             path = r.choice([f"src/m{r.randrange(7)}/out{r.randrange(50)}.log", f"build/b{r.randrange(50)}.o"])
             self.write(path, f"ignored {r.random()}\n")
@@ -221,7 +241,10 @@ class FsmonitorTests(unittest.TestCase):
             print(f"seed {seed} (FSMONITOR_SEED={seed} replays it)", file=sys.stderr)
             root = os.path.join(self.directory, f"case-{seed}", "repo")
             os.makedirs(root)
-            repository = Repository(root, seed)
+            # Every other case with a settle window longer than a step.
+            settle_ms = 2000 if seeds.index(seed) % 2 == 1 else None
+            print(f"  settleMs {settle_ms or 'default'}", file=sys.stderr)
+            repository = Repository(root, seed, settle_ms)
             self.repositories.append(repository)
             answered = 0
             for number in range(steps):
