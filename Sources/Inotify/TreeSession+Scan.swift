@@ -120,7 +120,7 @@ extension TreeSession {
         for name in contents.ignoredDirectories {
             let ignored = path.isEmpty ? name : path + "/" + name
             // The first walk hands them over in its scan; later ones as they are met.
-            if collectsLeftovers { ignoredDirectories.append(ignored) } else { emit(.ignoredChanged(path: ignored, isDirectory: true)) }
+            if collectsLeftovers { ignoredDirectories.append(ignored) } else { reportIgnored(ignored, isDirectory: true) }
         }
         if node.children.isEmpty {
             // A new directory's children go in at once, sorted once rather than inserted one by one.

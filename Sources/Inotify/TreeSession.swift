@@ -50,6 +50,11 @@ final class TreeSession {
     var leftovers: [String] = []
     /// Ignored directories the first walk met, for its scan.
     var ignoredDirectories: [String] = []
+    /// Ignored files reported (`ignoredChanged`) since the last barrier: a busy log that a rule
+    /// ignores is reported once per barrier, not once per write. Whoever asks what changed asks
+    /// after a barrier, and reads the file after the answer, so later writes in the same interval
+    /// add nothing it does not see.
+    private var ignoredSinceBarrier: Set<String> = []
 
     func start() -> Result<DirectoryScan, InotifyError> {
         collectsLeftovers = true
@@ -126,7 +131,7 @@ final class TreeSession {
     private func handleDirectoryEvent(_ event: RawInotifyEvent, parent: DirectoryNode, path: String, isIgnored: Bool) {
         if isIgnored {
             // Not watched, but someone asking what changed (git) must hear that it did.
-            emit(.ignoredChanged(path: path, isDirectory: true))
+            reportIgnored(path, isDirectory: true)
         }
         if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
             if event.has(IN_MOVED_TO), let move = pendingMoves.removeValue(forKey: event.cookie) {
@@ -173,7 +178,7 @@ final class TreeSession {
             if !mailbox.isLeftover(event.name), event.has(IN_CREATE) || event.has(IN_MODIFY) || event.has(IN_CLOSE_WRITE)
                 || event.has(IN_ATTRIB) || event.has(IN_DELETE) || event.has(IN_MOVED_FROM) || event.has(IN_MOVED_TO)
             {
-                emit(.ignoredChanged(path: path, isDirectory: false))
+                reportIgnored(path, isDirectory: false)
             }
             return
         }
@@ -199,6 +204,19 @@ final class TreeSession {
         let cookie = kind == .movedFrom || kind == .movedTo ? event.cookie : 0
         emit(.file(FileEvent(path: path, kind: kind, cookie: cookie, renamedFromIgnored: source)))
     }
+
+    /// Reports an ignored name changed: a file once per name between barriers (a few thousand
+    /// names at most: past that, reporting again is only a little more work); a folder every
+    /// time, as whoever hears of it looks whether it is there now, and a folder made again after
+    /// that look must not go unheard.
+    func reportIgnored(_ path: String, isDirectory: Bool) {
+        if ignoredSinceBarrier.count >= 4096 { ignoredSinceBarrier.removeAll() }
+        guard isDirectory || ignoredSinceBarrier.insert(path).inserted else { return }
+        emit(.ignoredChanged(path: path, isDirectory: isDirectory))
+    }
+
+    /// A barrier passes: the next change of each ignored name is reported again.
+    func barrierPassed() { ignoredSinceBarrier.removeAll() }
 
     /// `node` is another program's private directory: no more watches, nothing more reported.
     func dropPrivate(_ node: DirectoryNode) {

@@ -223,6 +223,7 @@ final class WatcherThread: Sendable {
                 continuation.resume(returning: session.start())
             case .barrier(let number):
                 sessionsByCookie[cookieWatch]?.finishPendingMoves()
+                sessionsByCookie[cookieWatch]?.barrierPassed()
                 mailbox.sink.yield(.barrier(number))
             case .rescanUnwatched:
                 sessionsByCookie[cookieWatch]?.rescanUnwatched(unseenSince: drainedAt)

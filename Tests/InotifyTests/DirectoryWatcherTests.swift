@@ -238,3 +238,24 @@ struct WatchedProject {
         await project.watcher.stop()
     }
 }
+
+/// Ignored names are news only for whoever asks what changed (git): a file a rule ignores,
+/// written over and over (a busy log), is reported once between barriers, not once per write,
+/// and again after each barrier.
+@Suite struct IgnoredChangeTests {
+    @Test func aBusyIgnoredFileIsReportedOncePerBarrier() async throws {
+        let project = try await WatchedProject(ignoring: { path, _ in path.hasSuffix(".log") })
+        let log = project.directory.url("busy.log")
+        for line in 0..<50 { try Data("line \(line)\n".utf8).write(to: URL(fileURLWithPath: log)) }
+        try await project.sync()
+        func reports() -> Int {
+            project.events.elements.count { if case .ignoredChanged("busy.log", false) = $0 { true } else { false } }
+        }
+        #expect(reports() == 1)
+        try Data("after the barrier\n".utf8).write(to: URL(fileURLWithPath: log))
+        try await project.sync()
+        #expect(reports() == 2, "a write after a barrier is news again")
+        #expect(project.fileEvents().isEmpty, "an ignored file is never a file event")
+        await project.watcher.stop()
+    }
+}
