@@ -88,7 +88,7 @@ struct ControlMethods<C: Clock>: Sendable where C.Duration == Duration {
             case .changes:
                 let request = try ChangesMethod(params: params, content: content)
                 let answer = await workspace.changes(
-                    since: request.filter.clock, globs: try request.filter.matcher(), includeUnsettled: request.includesUnsettled,
+                    since: request.filter.clock, globs: request.filter.patterns, includeUnsettled: request.includesUnsettled,
                     includeIgnored: request.includesIgnored)
                 return MethodOutcome(result: ChangesMethod.Result(answer, root: workspace.root).json)
             }

@@ -173,18 +173,16 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
                     await queue.push(.ready(RPCCodec.response(id: failure.id, error: failure.error)))
                 case .success(var request):
                     request.content = frame.content
-                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed,
-                        let filter = try? SubscribeMethod(params: request.params, content: nil).filter, !filter.isEmpty,
-                        let globs = try? filter.matcher()
-                    {
+                    // A subscribe whose params cannot be read is answered below, with the reason.
+                    let subscription = request.method == RPCMethod.subscribe.rawValue && !isSubscribed
+                        ? try? SubscribeMethod(params: request.params, content: nil) : nil
+                    if let filter = subscription?.filter, !filter.isEmpty {
                         isSubscribed = true
-                        let clock = await subscribeToChanges(since: filter, globs: globs, writer: writer, subscriptions: &subscriptions)
+                        let clock = await subscribeToChanges(since: filter, writer: writer, subscriptions: &subscriptions)
                         await queue.push(.outcome(MethodOutcome(result: SubscribeMethod.Result(clock: clock.description).json), id: request.id))
                         continue
                     }
-                    if request.method == RPCMethod.subscribe.rawValue, !isSubscribed,
-                        (try? SubscribeMethod(params: request.params, content: nil)) != nil
-                    {
+                    if subscription != nil {
                         isSubscribed = true
                         let logger = self.logger
                         let events = methods.workspace.subscribe { backlog in
@@ -231,9 +229,10 @@ public struct ControlServer<C: Clock>: Sendable where C.Duration == Duration {
     /// notification per batch recorded (coalesced while it is being sent the last), the first
     /// answering `filter.since` when given; returns the clock it counts from.
     private func subscribeToChanges(
-        since filter: ChangeFilter, globs: [PathGlob]?, writer: MessageWriter, subscriptions: inout DiscardingTaskGroup
+        since filter: ChangeFilter, writer: MessageWriter, subscriptions: inout DiscardingTaskGroup
     ) async -> ChangeClock {
         let workspace = methods.workspace
+        let globs = filter.patterns
         // Signals first: a change recorded between the clock and the first signal is not lost.
         let (id, signals) = await workspace.changeSignals()
         let start = await workspace.changeClock()

@@ -10,6 +10,7 @@ public struct ChangeFilter: Sendable, Equatable {
     /// Only paths matching one of these; empty: every path.
     public var globs: [String]
 
+    /// A filter as a client writes it; the agent compiles the globs when it reads the request.
     public init(since: String? = nil, globs: [String] = []) {
         self.since = since
         self.globs = globs
@@ -35,22 +36,18 @@ public struct ChangeFilter: Sendable, Equatable {
         case .array?: globs = try params.strings("glob")
         default: throw .invalidParams("`glob` must be a glob (\"**/*.py\") or a list of them; nothing was done")
         }
-        _ = try matcher()
-    }
-
-    /// The globs compiled, or nil when every path is wanted.
-    ///
-    /// - Throws: `RPCError.invalidParams` naming the glob and what is wrong with it.
-    func matcher() throws(RPCError) -> [PathGlob]? {
-        guard !globs.isEmpty else { return nil }
         var compiled: [PathGlob] = []
         for glob in globs {
             do throws(PathGlobError) { compiled.append(try PathGlob(glob)) } catch {
                 throw .invalidParams("`glob`: \(error); nothing was done")
             }
         }
-        return compiled
+        patterns = compiled.isEmpty ? nil : compiled
     }
+
+    /// The globs compiled when the agent read the request; nil when every path is wanted (and
+    /// on the client's side, which sends `globs` as text).
+    public private(set) var patterns: [PathGlob]? = nil
 
     /// The clock asked about, read; nil when absent or not one of ours.
     var clock: ChangeClock? { since.flatMap(ChangeClock.init(token:)) }
