@@ -55,6 +55,23 @@ struct SocketTrustTests {
         #expect(!FileManager.default.fileExists(atPath: base.url("project/notes.txt")))
     }
 
+    /// git's fsmonitor hook trusts what it hears: a socket another user planted (a pointer file a
+    /// cloned repository shipped) could hide every change from `git status`. The hook refuses it
+    /// before sending a byte and answers `/`, so git looks at everything itself.
+    @Test func gitsFsmonitorHookTrustsNoPlantedSocket() async throws {
+        let base = try TemporaryDirectory()
+        chmod(base.path, 0o755)
+        let socket = try OtherUser.directory(base.url("theirs")) + "/agent.sock"
+        let planted = try await PlantedServer(socket: socket)
+        try base.write("project/.autosave/agent.sock.path", socket + "\n")
+        let hook = try await AgentProcess.run(["fsmonitor", "2", "autosave:0123456789abcdef:3"], in: base.url("project"))
+        #expect(hook.status == 0)
+        let parts = hook.stdout.split(separator: "\0", omittingEmptySubsequences: false)
+        #expect(parts.first?.hasPrefix("autosave:") == true)
+        #expect(parts.dropFirst() == ["/"], "git must look at everything: \(hook.stdout)")
+        #expect(try await planted.firstConnection() == 0, "the planted server received nothing")
+    }
+
     /// `autosave mcp` looks for a running agent the way the CLI does: a pointer file naming another
     /// user's socket must not make it join that socket. It refuses it with nothing sent, runs its
     /// own agent (whose socket takes the pointer's place) and serves through that. Before the fix
