@@ -54,7 +54,7 @@ final class TreeSession {
     /// ignores is reported once per barrier, not once per write. Whoever asks what changed asks
     /// after a barrier, and reads the file after the answer, so later writes in the same interval
     /// add nothing it does not see.
-    private var ignoredSinceBarrier: Set<String> = []
+    private var ignoredSinceBarrier = PathSet()
 
     func start() -> Result<DirectoryScan, InotifyError> {
         collectsLeftovers = true
@@ -211,7 +211,7 @@ final class TreeSession {
     /// that look must not go unheard.
     func reportIgnored(_ path: String, isDirectory: Bool) {
         if ignoredSinceBarrier.count >= 4096 { ignoredSinceBarrier.removeAll() }
-        guard isDirectory || ignoredSinceBarrier.insert(path).inserted else { return }
+        guard isDirectory || ignoredSinceBarrier.insert(path) else { return }
         emit(.ignoredChanged(path: path, isDirectory: isDirectory))
     }
 
